@@ -1,0 +1,327 @@
+"""The main window: the view list, menus, status bar, sessions, undo, theme."""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+from pathlib import Path
+
+import numpy as np
+import PySide6
+from PySide6.QtCore import QSettings, Qt, qVersion
+from PySide6.QtGui import QAction, QActionGroup, QKeySequence, QUndoStack
+from PySide6.QtWidgets import (
+    QApplication,
+    QFileDialog,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QMainWindow,
+    QMessageBox,
+    QSplitter,
+    QStackedWidget,
+    QWidget,
+)
+
+import gui
+from gui import export, registry
+from gui import theme as themes
+from gui.model.lab import Lab
+from gui.model.session import Session, SessionError
+from gui.model.texts import tr
+from gui.qt import pg
+from gui.undo import UndoRecorder
+from gui.views.base import BaseView
+
+LAST_SESSION = "last-session.json"
+
+
+def config_dir() -> Path:
+    """Where settings and the last session live (SOFTMAX_LAB_CONFIG_DIR overrides)."""
+    env = os.environ.get("SOFTMAX_LAB_CONFIG_DIR")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "softmax-lab"
+
+
+def backend_name() -> str:
+    return "NumPy " + np.__version__
+
+
+class MainWindow(QMainWindow):
+    """One window: the registered views on the left, the chosen one on the right."""
+
+    def __init__(self, lab: Lab | None = None, *, settings_dir: Path | None = None, restore: bool = True):
+        super().__init__()
+        self.lab = lab or Lab()
+        self.settings_dir = Path(settings_dir or config_dir())
+        self.settings = QSettings(str(self.settings_dir / "settings.ini"), QSettings.Format.IniFormat)
+        self.setWindowTitle(tr("app.title"))
+        self.views: dict[str, BaseView] = {}
+
+        self.undo_stack = QUndoStack(self)
+        self.recorder = UndoRecorder(self.undo_stack)
+        self.recorder.watch(self.lab.scores, lambda _f: "edit scores")
+        for name, model in self.lab.models.items():
+            self.recorder.watch(model, lambda field, name=name: f"change {name} {field}")
+
+        self.nav = QListWidget()
+        self.nav.setObjectName("views")
+        self.nav.setMaximumWidth(190)
+        self.stack = QStackedWidget()
+        for spec in registry.VIEWS:
+            item = QListWidgetItem(spec.title)
+            item.setData(Qt.ItemDataRole.UserRole, spec.name)
+            item.setToolTip(tr(f"view.{spec.name}.tooltip"))
+            self.nav.addItem(item)
+            holder = QWidget()  # replaced by the view when it is first shown
+            self.stack.addWidget(holder)
+        self.nav.currentRowChanged.connect(self._select_row)
+
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.addWidget(self.nav)
+        splitter.addWidget(self.stack)
+        splitter.setStretchFactor(1, 1)
+        splitter.setChildrenCollapsible(False)
+        self.setCentralWidget(splitter)
+
+        self.backend_label = QLabel(tr("readout.backend", backend=backend_name()))
+        self.statusBar().addPermanentWidget(self.backend_label)
+        self._build_menus()
+
+        themes.manager().set_mode(str(self.settings.value("theme", "system")))
+        self._sync_theme_actions()
+        if restore:
+            self._restore()
+        if self.nav.currentRow() < 0:
+            self.nav.setCurrentRow(0)
+        self.statusBar().showMessage(tr("app.ready"), 5000)
+
+    # -- views -------------------------------------------------------------------
+    @property
+    def current_name(self) -> str:
+        return registry.VIEWS[max(self.nav.currentRow(), 0)].name
+
+    def view(self, name: str) -> BaseView:
+        """The view called ``name``, built the first time it is asked for."""
+        if name not in self.views:
+            spec = registry.get(name)
+            index = registry.VIEWS.index(spec)
+            view = spec.widget_class()(self.lab.scores, self.lab.models[name])
+            view.status.connect(self.show_status)
+            old = self.stack.widget(index)
+            self.stack.removeWidget(old)
+            old.deleteLater()
+            self.stack.insertWidget(index, view)
+            self.views[name] = view
+        return self.views[name]
+
+    def show_view(self, name: str) -> BaseView:
+        index = registry.VIEWS.index(registry.get(name))
+        self.nav.setCurrentRow(index)
+        return self.view(name)
+
+    def _select_row(self, row: int) -> None:
+        if row < 0:
+            return
+        name = registry.VIEWS[row].name
+        view = self.view(name)
+        self.stack.setCurrentWidget(view)
+
+    def show_status(self, text: str) -> None:
+        if text:
+            self.statusBar().showMessage(text, 8000)
+
+    # -- menus --------------------------------------------------------------------
+    def _action(self, key: str, slot, shortcut=None) -> QAction:
+        action = QAction(tr(key), self)
+        if shortcut is not None:
+            action.setShortcut(QKeySequence(shortcut))
+        action.triggered.connect(slot)
+        self.actions_by_key[key] = action
+        return action
+
+    def _build_menus(self) -> None:
+        self.actions_by_key: dict[str, QAction] = {}
+        SK = QKeySequence.StandardKey
+        bar = self.menuBar()
+        file = bar.addMenu(tr("menu.file"))
+        file.addAction(self._action("action.open_session", self.open_session_dialog, SK.Open))
+        file.addAction(self._action("action.save_session", self.save_session_dialog, SK.Save))
+        file.addSeparator()
+        file.addAction(self._action("action.export_plots", lambda: self.export_dialog(plots=True, arrays=False)))
+        file.addAction(self._action("action.export_arrays", lambda: self.export_dialog(plots=False, arrays=True)))
+        file.addSeparator()
+        file.addAction(self._action("action.quit", self.close, SK.Quit))
+
+        edit = bar.addMenu(tr("menu.edit"))
+        undo = self.undo_stack.createUndoAction(self, tr("action.undo"))
+        undo.setShortcut(QKeySequence(SK.Undo))
+        redo = self.undo_stack.createRedoAction(self, tr("action.redo"))
+        redo.setShortcut(QKeySequence(SK.Redo))
+        self.actions_by_key["action.undo"], self.actions_by_key["action.redo"] = undo, redo
+        edit.addAction(undo)
+        edit.addAction(redo)
+        edit.addSeparator()
+        edit.addAction(self._action("action.copy", lambda: self._clipboard("copy"), SK.Copy))
+        edit.addAction(self._action("action.paste", lambda: self._clipboard("paste"), SK.Paste))
+
+        view = bar.addMenu(tr("menu.view"))
+        group = QActionGroup(self)
+        group.setExclusive(True)
+        self.theme_actions: dict[str, QAction] = {}
+        for mode in themes.MODES:
+            action = self._action(f"action.theme_{mode}", lambda _=False, m=mode: self.set_theme(m))
+            action.setCheckable(True)
+            group.addAction(action)
+            view.addAction(action)
+            self.theme_actions[mode] = action
+
+        help_menu = bar.addMenu(tr("menu.help"))
+        help_menu.addAction(self._action("action.about", self.about))
+
+    def _clipboard(self, op: str) -> None:
+        """Send Copy/Paste to the focused table (a widget with that method)."""
+        w = QApplication.focusWidget()
+        while w is not None:
+            if callable(getattr(w, op, None)) and not isinstance(w, QMainWindow):
+                getattr(w, op)()
+                return
+            w = w.parentWidget()
+
+    def set_theme(self, mode: str) -> None:
+        themes.manager().set_mode(mode)
+        self.settings.setValue("theme", mode)
+        self._sync_theme_actions()
+
+    def _sync_theme_actions(self) -> None:
+        self.theme_actions[themes.manager().mode].setChecked(True)
+
+    def about(self) -> None:
+        QMessageBox.about(self, tr("action.about").replace("&", ""), self.about_text())
+
+    @staticmethod
+    def about_text() -> str:
+        return tr(
+            "app.about",
+            version=gui.__version__,
+            qt=qVersion(),
+            pyside=PySide6.__version__,
+            pyqtgraph=pg.__version__,
+            numpy=np.__version__,
+            python=platform.python_version(),
+            backend=backend_name(),
+        )
+
+    # -- sessions ---------------------------------------------------------------------
+    def save_session(self, path: Path | str) -> None:
+        self.lab.session(self.current_name).save(path)
+
+    def open_session(self, path: Path | str) -> None:
+        """Load a session file; a bad file raises SessionError and changes nothing."""
+        session = Session.load(path)
+        self.lab.restore(session)
+        if session.current_view and session.current_view in self.lab.models:
+            self.show_view(session.current_view)
+
+    def open_session_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, tr("session.open"), "", tr("session.filter"))
+        if not path:
+            return
+        try:
+            self.open_session(path)
+        except SessionError as exc:
+            QMessageBox.warning(self, tr("session.failed_title"), str(exc))
+            return
+        self.show_status(tr("session.loaded", path=path))
+
+    def save_session_dialog(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, tr("session.save"), "session.json", tr("session.filter"))
+        if not path:
+            return
+        try:
+            self.save_session(path)
+        except OSError as exc:
+            QMessageBox.warning(self, tr("session.save_failed_title"), str(exc))
+            return
+        self.show_status(tr("session.saved", path=path))
+
+    # -- export -------------------------------------------------------------------------
+    def ask_overwrite(self, folder: Path, files: str) -> bool:
+        answer = QMessageBox.question(
+            self, tr("export.overwrite_title"),
+            tr("export.overwrite", folder=folder, files=files.replace(", ", "\n")),
+        )
+        return answer == QMessageBox.StandardButton.Yes
+
+    def report_error(self, title: str, text: str) -> None:
+        QMessageBox.warning(self, title, text)
+
+    def export_current(self, folder: Path | str, *, plots: bool = True, arrays: bool = True) -> list[Path]:
+        """Export the shown view to ``folder``, asking before replacing files."""
+        folder = Path(folder)
+        name = self.current_name
+        view = self.view(name)
+        try:
+            try:
+                written = export.export_view(view, name, folder, plots=plots, arrays=arrays)
+            except FileExistsError as exc:
+                if not self.ask_overwrite(folder, str(exc)):
+                    return []
+                written = export.export_view(view, name, folder, plots=plots, arrays=arrays, overwrite=True)
+        except export.ExportError as exc:
+            self.report_error(tr("export.failed_title"), tr("export.failed", error=exc))
+            return []
+        self.show_status(tr("export.done", count=len(written), folder=folder))
+        return written
+
+    def export_dialog(self, *, plots: bool, arrays: bool) -> None:
+        what = tr("export.plots") if plots else tr("export.arrays")
+        folder = QFileDialog.getExistingDirectory(
+            self, tr("export.choose_dir", what=what, view=registry.get(self.current_name).title)
+        )
+        if folder:
+            self.export_current(folder, plots=plots, arrays=arrays)
+
+    # -- start and end -----------------------------------------------------------------
+    def _restore(self) -> None:
+        geometry = self.settings.value("geometry")
+        if geometry is not None:
+            self.restoreGeometry(geometry)
+        else:
+            self.resize(1400, 860)
+        last = self.settings_dir / LAST_SESSION
+        if last.exists():
+            try:
+                self.open_session(last)
+            except SessionError as exc:
+                self.show_status(tr("session.restore_failed", error=exc))
+        self.undo_stack.clear()
+
+    def closeEvent(self, event) -> None:
+        try:
+            self.settings_dir.mkdir(parents=True, exist_ok=True)
+            self.settings.setValue("geometry", self.saveGeometry())
+            self.settings.sync()
+            self.save_session(self.settings_dir / LAST_SESSION)
+        except OSError as exc:  # a read-only config folder must not stop the app closing
+            print(f"softmax-lab: could not save the session: {exc}", file=sys.stderr)
+        super().closeEvent(event)
+
+
+def make_app(argv: list[str] | None = None) -> QApplication:
+    app = QApplication.instance() or QApplication(argv or [sys.argv[0]])
+    app.setApplicationName("Softmax Lab")
+    app.setOrganizationName("Softmax Lab")
+    app.setApplicationVersion(gui.__version__)
+    app.setStyle("Fusion")
+    return app
+
+
+def run() -> int:
+    app = make_app()
+    window = MainWindow()
+    window.show()
+    return app.exec()

@@ -1,0 +1,161 @@
+"""``main.py export``: render a view offscreen and write its files.
+
+The options come from the registry: every parameter of every view's model
+becomes ``--NAME``, so a new view's parameters appear here by themselves.
+The command builds the very same view widgets as the window.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from gui import registry
+from gui.model.lab import Lab
+from gui.model.scores import parse_score
+from gui.model.session import Session, SessionError
+from gui.model.texts import tr
+
+EXPORT_SIZE = (1400, 900)
+
+
+class UsageError(Exception):
+    """A bad argument: exit 2 with a one-line reason."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line, exit 2 (argparse prints usage too)
+        raise UsageError(message)
+
+
+def _all_params():
+    """{name: (Param, [views that have it])} over the registry, in order."""
+    out: dict = {}
+    for spec in registry.VIEWS:
+        for name, p in spec.model.params().items():
+            out.setdefault(name, (p, []))[1].append(spec.name)
+    return out
+
+
+def build_parser() -> argparse.ArgumentParser:
+    lines = ["views and their parameters:"]
+    for spec in registry.VIEWS:
+        params = " ".join(f"--{n}" for n in spec.model.params()) or "(none)"
+        lines.append(f"  {spec.name:<14}{tr(f'view.{spec.name}.tooltip')}")
+        lines.append(f"  {'':<14}parameters: {params}")
+    lines += ["", "example:",
+              "  python main.py export --view temperature --scores 5.2,3.1,1.8 "
+              "--temperature 0.5 --out out/"]
+    parser = _Parser(
+        prog="main.py export",
+        description="Render one view without a display and write its plots "
+                    "(PNG, SVG) and arrays (.npz, one .csv per array).",
+        epilog="\n".join(lines),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--view", required=True, choices=[s.name for s in registry.VIEWS],
+                        help="which view to render")
+    parser.add_argument("--out", required=True, type=Path, help="folder for the files (created if missing)")
+    parser.add_argument("--scores", help="comma-separated scores, e.g. 5.2,3.1,1.8 (inf, -inf and nan are accepted)")
+    parser.add_argument("--labels", help="comma-separated labels, one per score (default Token 1..n)")
+    parser.add_argument("--session", type=Path, help="start from a saved session file")
+    parser.add_argument("--theme", choices=("light", "dark"), default="light", help="plot colours (default light)")
+    parser.add_argument("--overwrite", action="store_true", help="replace files that already exist")
+    what = parser.add_mutually_exclusive_group()
+    what.add_argument("--plots-only", action="store_true", help="write only the PNG and SVG files")
+    what.add_argument("--arrays-only", action="store_true", help="write only the .npz and .csv files")
+    for name, (p, views) in _all_params().items():
+        scale = ", log scale" if p.log else ""
+        parser.add_argument(
+            f"--{name}", type=float, default=None, metavar="X",
+            help=f"{tr(f'param.{name}.label')}: {p.minimum:g} to {p.maximum:g}{scale}, "
+                 f"default {p.default:g} (views: {', '.join(views)})",
+        )
+    return parser
+
+
+def configure(args: argparse.Namespace) -> Lab:
+    """Build the Lab the arguments describe; raise UsageError for bad values."""
+    lab = Lab()
+    if args.session is not None:
+        try:
+            lab.restore(Session.load(args.session))
+        except SessionError as exc:
+            raise UsageError(f"--session: {exc}") from None
+    if args.scores is not None:
+        values = []
+        for cell in args.scores.split(","):
+            try:
+                values.append(parse_score(cell)[0])
+            except ValueError as exc:
+                raise UsageError(f"--scores: {exc}") from None
+        labels = None
+        if args.labels is not None:
+            labels = [s.strip() for s in args.labels.split(",")]
+            if len(labels) != len(values):
+                raise UsageError(f"--labels: {len(labels)} labels for {len(values)} scores")
+        lab.scores.set_values(values, labels)
+    elif args.labels is not None:
+        raise UsageError("--labels needs --scores")
+    model = lab.models[args.view]
+    own = model.params()
+    for name in _all_params():
+        value = getattr(args, name)
+        if value is None:
+            continue
+        if name not in own:
+            raise UsageError(f"--{name} does not apply to the {args.view} view")
+        try:
+            model.set_param(name, value)
+        except ValueError as exc:
+            raise UsageError(f"--{name}: {exc}") from None
+    return lab
+
+
+def run_export(argv: list[str]) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        lab = configure(args)
+    except UsageError as exc:
+        print(f"main.py export: error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        args.out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        print(f"main.py export: error: cannot create {args.out}: {exc.strerror}", file=sys.stderr)
+        return 1
+
+    os.environ["QT_QPA_PLATFORM"] = "offscreen"
+    from gui import export
+    from gui import theme as themes
+    from gui.app import make_app
+
+    app = make_app()
+    themes.manager().set_mode(args.theme)
+    spec = registry.get(args.view)
+    view = spec.widget_class()(lab.scores, lab.models[args.view])
+    view.resize(*EXPORT_SIZE)
+    view.show()
+    app.processEvents()
+    try:
+        written = export.export_view(
+            view, args.view, args.out, overwrite=args.overwrite,
+            plots=not args.arrays_only, arrays=not args.plots_only,
+        )
+    except FileExistsError as exc:
+        print(f"main.py export: error: refusing to replace existing files ({exc}); "
+              "pass --overwrite to replace them", file=sys.stderr)
+        return 2
+    except export.ExportError as exc:
+        print(f"main.py export: error: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        view.close()
+        view.deleteLater()
+        app.processEvents()
+    for path in written:
+        print(path)
+    return 0

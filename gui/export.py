@@ -1,0 +1,124 @@
+"""Writing a view's plots (PNG, SVG) and arrays (.npz, .csv), atomically.
+
+Every file is first written to a temporary file beside its target, and all
+of one export's temporaries are renamed only once every one of them was
+written, so a failed export (read-only folder, full disk) changes nothing.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from gui.model.base import ExportArray
+from gui.model.files import write_all_atomic
+from gui.qt import pg
+
+PLOT_FORMATS = ("png", "svg")
+PNG_WIDTH = 1200  # pixels; the height follows the plot's aspect ratio
+
+
+class ExportError(Exception):
+    """An export that could not be done; nothing was written."""
+
+
+def _png_writer(plot) -> Callable[[Path], None]:
+    def write(tmp: Path) -> None:
+        exporter = pg.exporters.ImageExporter(plot.getPlotItem())
+        exporter.parameters()["width"] = PNG_WIDTH
+        image = exporter.export(toBytes=True)
+        if image is None or image.isNull() or not image.save(str(tmp), "PNG"):
+            raise OSError(f"could not write a PNG image to {tmp.parent}")
+
+    return write
+
+
+def _svg_writer(plot) -> Callable[[Path], None]:
+    def write(tmp: Path) -> None:
+        svg = pg.exporters.SVGExporter(plot.getPlotItem()).export(toBytes=True)
+        tmp.write_bytes(svg)
+
+    return write
+
+
+def csv_text(array: ExportArray) -> str:
+    """A CSV document: a header naming the columns, then one line per row.
+
+    Floats are written with repr, so they read back to the same bits.
+    """
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    data = array.data.reshape(len(array.data), -1)
+    header = (["label"] if array.rows is not None else []) + list(array.columns)
+    writer.writerow(header)
+    for i, row in enumerate(data):
+        cells = [repr(float(v)) for v in row]
+        writer.writerow(([array.rows[i]] if array.rows is not None else []) + cells)
+    return buf.getvalue()
+
+
+def _npz_writer(arrays: dict[str, ExportArray]) -> Callable[[Path], None]:
+    def write(tmp: Path) -> None:
+        payload: dict[str, np.ndarray] = {}
+        for name, a in arrays.items():
+            payload[name] = a.data
+            payload[f"{name}__columns"] = np.array(a.columns, dtype=str)
+            if a.rows is not None:
+                payload[f"{name}__rows"] = np.array(a.rows, dtype=str)
+        with open(tmp, "wb") as fh:
+            np.savez(fh, **payload)
+
+    return write
+
+
+def plan(view, view_name: str, folder: Path, *, plots: bool = True, arrays: bool = True):
+    """The (target, writer) pairs of one export, without writing anything."""
+    folder = Path(folder)
+    jobs: list[tuple[Path, Callable[[Path], None]]] = []
+    if plots:
+        for key, plot in view.plots().items():
+            jobs.append((folder / f"{view_name}_{key}.png", _png_writer(plot)))
+            jobs.append((folder / f"{view_name}_{key}.svg", _svg_writer(plot)))
+    if arrays:
+        data = view.arrays()
+        jobs.append((folder / f"{view_name}.npz", _npz_writer(data)))
+        for key, a in data.items():
+            text = csv_text(a)
+            jobs.append((folder / f"{view_name}_{key}.csv",
+                         lambda tmp, text=text: tmp.write_text(text, encoding="utf-8")))
+    return jobs
+
+
+def existing(jobs) -> list[Path]:
+    return [target for target, _ in jobs if target.exists()]
+
+
+def export_view(view, view_name: str, folder: Path | str, *, plots: bool = True,
+                arrays: bool = True, overwrite: bool = False) -> list[Path]:
+    """Export a laid-out view; returns the written paths.
+
+    Raises FileExistsError (listing the files) when a target exists and
+    ``overwrite`` is false, and ExportError when writing fails.
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise ExportError(f"{folder} is not a folder")
+    view.flush()
+    jobs = plan(view, view_name, folder, plots=plots, arrays=arrays)
+    clash = existing(jobs)
+    if clash and not overwrite:
+        raise FileExistsError(", ".join(p.name for p in clash))
+    try:
+        return write_all_atomic(jobs)
+    except OSError as exc:
+        raise ExportError(str(exc)) from exc
+
+
+def read_npz(path: Path | str) -> dict[str, np.ndarray]:
+    """Read an exported .npz back (never unpickling anything)."""
+    with np.load(path, allow_pickle=False) as f:
+        return {k: f[k] for k in f.files}

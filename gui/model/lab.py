@@ -1,0 +1,31 @@
+"""Everything the user can change, in one Qt-free object."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gui.model.base import ViewModel
+from gui.model.scores import ScoreRow
+from gui.model.session import Session
+
+
+def _models() -> dict[str, ViewModel]:
+    from gui.registry import VIEWS
+
+    return {spec.name: spec.model() for spec in VIEWS}
+
+
+@dataclass
+class Lab:
+    """The shared score row, one model per registered view, and the seed."""
+
+    scores: ScoreRow = field(default_factory=ScoreRow)
+    models: dict[str, ViewModel] = field(default_factory=_models)
+    seed: int = 0
+
+    def session(self, current_view: str | None = None) -> Session:
+        return Session.capture(self.scores, self.models, self.seed, current_view)
+
+    def restore(self, session: Session) -> None:
+        session.apply(self.scores, self.models)
+        self.seed = session.seed

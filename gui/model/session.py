@@ -1,0 +1,138 @@
+"""Session files: JSON holding the scores, every view's parameters and the seed.
+
+Non-finite scores are written as the strings "inf", "-inf" and "nan" so the
+file stays standard JSON.  Loading checks the whole file before anything is
+applied, so a bad file changes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gui.model.base import ViewModel
+from gui.model.files import write_text_atomic
+from gui.model.scores import Score, ScoreRow
+
+FORMAT = "softmax-lab-session"
+VERSION = 1
+
+
+class SessionError(ValueError):
+    """A session file that cannot be read; the message says why."""
+
+
+def _encode_float(v: float) -> float | str:
+    if math.isnan(v):
+        return "nan"
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    return v
+
+
+def _decode_float(v: Any, where: str) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float, str)):
+        raise SessionError(f"{where}: expected a number, got {v!r}")
+    if isinstance(v, str) and v.strip().lower() not in ("inf", "-inf", "+inf", "nan"):
+        raise SessionError(f"{where}: expected a number, got {v!r}")
+    return float(v)
+
+
+@dataclass
+class Session:
+    """Everything needed to reopen the exact state of the lab."""
+
+    scores: tuple[Score, ...]
+    views: dict[str, dict[str, float]] = field(default_factory=dict)
+    seed: int = 0
+    current_view: str | None = None
+
+    @classmethod
+    def capture(
+        cls, row: ScoreRow, models: dict[str, ViewModel], seed: int = 0, current_view=None
+    ) -> Session:
+        return cls(
+            scores=row.entries,
+            views={name: m.to_dict() for name, m in models.items()},
+            seed=seed,
+            current_view=current_view,
+        )
+
+    def apply(self, row: ScoreRow, models: dict[str, ViewModel]) -> None:
+        """Apply to live objects; every view's values are checked first."""
+        for name, values in self.views.items():
+            if name in models:
+                probe = type(models[name])()
+                try:
+                    probe.update_from_dict(values)
+                except ValueError as exc:
+                    raise SessionError(f"view {name!r}: {exc}") from None
+        row.set_entries(self.scores)
+        for name, values in self.views.items():
+            if name in models:
+                models[name].update_from_dict(values)
+
+    # -- JSON ----------------------------------------------------------------
+    def to_json(self) -> str:
+        doc = {
+            "format": FORMAT,
+            "version": VERSION,
+            "scores": [{"label": s.label, "value": _encode_float(s.value)} for s in self.scores],
+            "views": self.views,
+            "seed": self.seed,
+            "current_view": self.current_view,
+        }
+        return json.dumps(doc, indent=2, allow_nan=False) + "\n"
+
+    @classmethod
+    def from_json(cls, text: str) -> Session:
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise SessionError(f"not a JSON file: {exc}") from None
+        if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+            raise SessionError("not a Softmax Lab session file")
+        version = doc.get("version")
+        if not isinstance(version, int) or version > VERSION:
+            raise SessionError(f"unsupported session version {version!r}")
+        raw_scores = doc.get("scores")
+        if not isinstance(raw_scores, list) or not raw_scores:
+            raise SessionError("'scores' must be a non-empty list")
+        scores = []
+        for i, item in enumerate(raw_scores):
+            if not isinstance(item, dict) or "value" not in item:
+                raise SessionError(f"score {i + 1}: expected {{'label': ..., 'value': ...}}")
+            label = item.get("label", f"Token {i + 1}")
+            if not isinstance(label, str):
+                raise SessionError(f"score {i + 1}: the label must be text")
+            scores.append(Score(label, _decode_float(item["value"], f"score {i + 1}")))
+        views = doc.get("views", {})
+        if not isinstance(views, dict) or not all(
+            isinstance(v, dict) for v in views.values()
+        ):
+            raise SessionError("'views' must map view names to parameters")
+        clean_views = {
+            str(name): {str(k): _decode_float(v, f"{name}.{k}") for k, v in params.items()}
+            for name, params in views.items()
+        }
+        seed = doc.get("seed", 0)
+        if isinstance(seed, bool) or not isinstance(seed, int):
+            raise SessionError(f"'seed' must be an integer, got {seed!r}")
+        current = doc.get("current_view")
+        if current is not None and not isinstance(current, str):
+            raise SessionError("'current_view' must be a view name")
+        return cls(tuple(scores), clean_views, seed, current)
+
+    def save(self, path: Path | str) -> None:
+        write_text_atomic(Path(path), self.to_json())
+
+    @classmethod
+    def load(cls, path: Path | str) -> Session:
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise SessionError(f"cannot read {path}: {exc}") from None
+        return cls.from_json(text)

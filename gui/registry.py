@@ -1,0 +1,45 @@
+"""The ordered list of views.
+
+The window, the session file, the export menu and the headless CLI all walk
+``VIEWS``; adding a view is one model module, one widget module and one line
+here.  Widgets are named by import path so that reading the registry (for
+``export --help``, or a session) imports no Qt.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+
+from gui.model.base import ViewModel
+from gui.model.calculator import CalculatorModel
+from gui.model.temperature import TemperatureModel
+from gui.model.texts import tr
+
+
+@dataclass(frozen=True)
+class ViewSpec:
+    name: str
+    model: type[ViewModel]
+    widget_path: str  # "module:Class"
+
+    @property
+    def title(self) -> str:
+        return tr(f"view.{self.name}.title")
+
+    def widget_class(self):
+        module, _, cls = self.widget_path.partition(":")
+        return getattr(importlib.import_module(module), cls)
+
+
+VIEWS: tuple[ViewSpec, ...] = (
+    ViewSpec("calculator", CalculatorModel, "gui.views.calculator:CalculatorView"),
+    ViewSpec("temperature", TemperatureModel, "gui.views.temperature:TemperatureView"),
+)
+
+
+def get(name: str) -> ViewSpec:
+    for spec in VIEWS:
+        if spec.name == name:
+            return spec
+    raise KeyError(name)

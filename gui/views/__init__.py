@@ -1,0 +1,1 @@
+"""One module per view; each is listed in gui.registry."""

@@ -1,0 +1,119 @@
+"""What every view shares: bindings, throttled redraws, the explanation, export hooks."""
+
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QFrame, QLabel, QSplitter, QTextBrowser, QVBoxLayout, QWidget
+from superqt.utils import qthrottled
+
+from gui import theme as themes
+from gui.binding import connect_while_alive
+from gui.model.base import ExportArray, ViewModel
+from gui.model.scores import ScoreRow
+from gui.model.texts import tr
+from gui.widgets.plot import Plot
+
+REDRAW_MS = 16  # about 60 Hz
+
+
+def explanation_html(text: str) -> str:
+    """Turn a resource text into HTML: "### " lines are headings, blank lines split paragraphs.
+
+    Inline HTML in the text (sub/superscripts) is kept as written.
+    """
+    out = []
+    for block in text.split("\n\n"):
+        block = block.strip()
+        if block.startswith("### "):
+            out.append(f"<h3>{html.escape(block[4:])}</h3>")
+        elif block:
+            out.append(f"<p>{block}</p>")
+    return "\n".join(out)
+
+
+class BaseView(QWidget):
+    """A view: its controls and plots on the left, its explanation on the right.
+
+    The view holds the shared score row and its own model; it redraws (at
+    most about 60 times a second) whenever either changes.  Subclasses build
+    their widgets in ``build`` and draw in ``redraw``; they only read state.
+    """
+
+    status = Signal(str)
+
+    def __init__(self, scores: ScoreRow, model: ViewModel, parent=None):
+        super().__init__(parent)
+        self.scores = scores
+        self.model = model
+        self.redraw_count = 0
+        self._plots: dict[str, Plot] = {}
+
+        self.content = QWidget()
+        self.explain = QTextBrowser()
+        self.explain.setObjectName("explanation")
+        self.explain.setOpenExternalLinks(False)
+        self.explain.setFrameShape(QFrame.Shape.NoFrame)
+        self.explain.setHtml(explanation_html(tr(f"view.{model.name}.explain")))
+        self.explain.setMinimumWidth(240)
+
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.addWidget(self.content)
+        splitter.addWidget(self.explain)
+        splitter.setStretchFactor(0, 4)
+        splitter.setStretchFactor(1, 1)
+        splitter.setSizes([1000, 300])
+        splitter.setChildrenCollapsible(False)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(splitter)
+
+        self.build()
+        self.schedule_redraw = qthrottled(self._redraw, timeout=REDRAW_MS, parent=self)
+        connect_while_alive(self, scores.events.entries, self._state_changed)
+        connect_while_alive(self, model.events, self._state_changed)
+        themes.manager().changed.connect(self._state_changed)
+        self._redraw()
+
+    # -- for subclasses ----------------------------------------------------------
+    def build(self) -> None:
+        raise NotImplementedError
+
+    def redraw(self) -> None:
+        raise NotImplementedError
+
+    def add_plot(self, key: str, plot: Plot) -> Plot:
+        self._plots[key] = plot
+        plot.hovered.connect(self.status)
+        return plot
+
+    # -- for the window, the CLI and the tests -----------------------------------------
+    def _state_changed(self, *_args) -> None:
+        self.schedule_redraw()
+
+    def _redraw(self, *_args) -> None:
+        self.redraw()
+        self.redraw_count += 1
+
+    def flush(self) -> None:
+        """Redraw now, whatever the throttle holds back."""
+        self.schedule_redraw.cancel()
+        self._redraw()
+
+    def plots(self) -> dict[str, Plot]:
+        return dict(self._plots)
+
+    def arrays(self) -> dict[str, ExportArray]:
+        return self.model.arrays(self.scores)
+
+
+def readout_label(key: str) -> tuple[QLabel, QLabel]:
+    """A caption and a value label for a readout, both with the readout's tooltip."""
+    caption = QLabel(tr(key) + ":")
+    value = QLabel("–")
+    value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    value.setObjectName(key)
+    for w in (caption, value):
+        w.setToolTip(tr(f"{key}.tooltip"))
+    return caption, value

@@ -1,0 +1,125 @@
+"""Calculator: type scores, follow softmax one step at a time."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QHeaderView,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gui.format import fmt
+from gui.model.calculator import STEP_COLUMNS, CalculatorModel
+from gui.model.texts import tr
+from gui.views.base import BaseView, readout_label
+from gui.widgets.plot import BarChart
+from gui.widgets.score_table import ScoreEditor
+from gui.widgets.sliders import ParamSlider
+
+# Columns whose total means something: the two exponentials and the weights.
+_SUMMED = {"e^(s/T)", "e^(s/T - max)", "alpha"}
+_HEADERS = {
+    "s": "s", "s/T": "s/T", "e^(s/T)": "e^(s/T)", "s/T - max": "s/T − max",
+    "e^(s/T - max)": "e^(s/T − max)", "alpha": "α", "log alpha": "log α",
+}
+
+
+class StepTable(QTableWidget):
+    """Read-only table: one row per token and a totals row."""
+
+    def __init__(self, parent=None):
+        super().__init__(0, len(STEP_COLUMNS), parent)
+        self.setHorizontalHeaderLabels([_HEADERS[c] for c in STEP_COLUMNS])
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.setToolTip(tr("steps.tooltip"))
+        self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.verticalHeader().setDefaultSectionSize(22)
+
+    def show_table(self, labels, table) -> None:
+        n = len(labels)
+        if self.rowCount() != n + 1:
+            self.setRowCount(n + 1)
+            for r in range(n + 1):
+                for c in range(len(STEP_COLUMNS)):
+                    item = QTableWidgetItem()
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                    self.setItem(r, c, item)
+        self.setVerticalHeaderLabels([*labels, tr("steps.total")])
+        for r in range(n):
+            for c in range(len(STEP_COLUMNS)):
+                self.item(r, c).setText(fmt(table[r, c]))
+        for c, name in enumerate(STEP_COLUMNS):
+            total = fmt(table[:, c].sum()) if name in _SUMMED else ""
+            item = self.item(n, c)
+            item.setText(total)
+            font = item.font()
+            font.setBold(True)
+            item.setFont(font)
+
+    def copy(self) -> None:
+        indexes = self.selectedIndexes() or [
+            self.model().index(r, c) for r in range(self.rowCount()) for c in range(self.columnCount())
+        ]
+        rows = sorted({i.row() for i in indexes})
+        cols = sorted({i.column() for i in indexes})
+        lines = ["\t".join(self.item(r, c).text() for c in cols) for r in rows]
+        QGuiApplication.clipboard().setText("\n".join(lines) + "\n")
+
+
+class CalculatorView(BaseView):
+    model: CalculatorModel
+
+    def build(self) -> None:
+        self.editor = ScoreEditor(self.scores)
+        self.editor.message.connect(self.status)
+        self.temperature = ParamSlider(self.model, "temperature")
+
+        readouts = QGroupBox()
+        form = QFormLayout(readouts)
+        self.readouts = {}
+        for key in ("readout.entropy", "readout.perplexity", "readout.max_weight"):
+            caption, value = readout_label(key)
+            form.addRow(caption, value)
+            self.readouts[key] = value
+
+        left = QWidget()
+        lv = QVBoxLayout(left)
+        lv.setContentsMargins(0, 0, 0, 0)
+        lv.addWidget(self.editor, 1)
+        lv.addWidget(self.temperature)
+        lv.addWidget(readouts)
+        left.setMinimumWidth(300)
+
+        self.bars = self.add_plot("probs", BarChart(tr("plot.probs.title"), [("α", "accent")],
+                                                    y_label=tr("plot.probs.y")))
+        self.steps = StepTable()
+
+        right = QSplitter(Qt.Orientation.Vertical)
+        right.addWidget(self.bars)
+        right.addWidget(self.steps)
+        right.setSizes([400, 220])
+        right.setChildrenCollapsible(False)
+
+        lay = QHBoxLayout(self.content)
+        lay.setContentsMargins(6, 6, 6, 6)
+        lay.addWidget(left, 2)
+        lay.addWidget(right, 5)
+
+    def redraw(self) -> None:
+        r = self.model.result(self.scores)
+        self.bars.set_data(r.labels, [r.steps.probs])
+        self.steps.show_table(r.labels, r.table())
+        self.readouts["readout.entropy"].setText(f"{fmt(r.entropy)} nats")
+        self.readouts["readout.perplexity"].setText(fmt(r.perplexity))
+        self.readouts["readout.max_weight"].setText(
+            "NaN" if r.argmax is None else f"{fmt(r.max_weight)} ({r.labels[r.argmax]})"
+        )

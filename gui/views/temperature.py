@@ -1,0 +1,138 @@
+"""Temperature: one row of scores at T beside the same row at T = 1."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from PySide6.QtWidgets import QFormLayout, QGroupBox, QHBoxLayout, QVBoxLayout, QWidget
+
+from gui import theme as themes
+from gui.binding import connect_while_alive
+from gui.format import fmt
+from gui.model.temperature import TemperatureModel
+from gui.model.texts import tr
+from gui.qt import pg
+from gui.views.base import BaseView, readout_label
+from gui.widgets.plot import BarChart, Plot
+from gui.widgets.score_table import ScoreEditor
+from gui.widgets.sliders import ParamSlider, ValueSlider
+
+GAP_MAX = 10.0
+
+
+class EntropyPlot(Plot):
+    """Entropy against log T, with the current T marked and both limits drawn."""
+
+    def __init__(self):
+        super().__init__(tr("plot.entropy.title"), x_label=tr("plot.entropy.x"),
+                         y_label=tr("plot.entropy.y"))
+        item = self.getPlotItem()
+        item.setLogMode(x=True, y=False)
+        item.setMouseEnabled(x=False, y=False)
+        self.curve = item.plot([], [])
+        self.marker = item.plot([], [], pen=None, symbol="o", symbolSize=11)
+        self.now_line = pg.InfiniteLine(angle=90, movable=False)
+        label_opts = {"position": 0.0, "anchors": [(0, 1), (0, 1)]}
+        self.cold = pg.InfiniteLine(angle=0, movable=False, label="", labelOpts={**label_opts, "position": 0.02})
+        self.hot = pg.InfiniteLine(angle=0, movable=False, label="", labelOpts={**label_opts, "position": 0.45})
+        for line in (self.now_line, self.cold, self.hot):
+            item.addItem(line, ignoreBounds=True)
+        item.setXRange(-2, 2, padding=0.02)
+        decades = [(d, f"{10.0 ** d:g}") for d in range(-2, 3)]
+        item.getAxis("bottom").setTicks([decades, []])
+        self.describe = lambda x, y: f"T = {fmt(x)}, H = {fmt(y)} nats"
+        self.apply_theme(themes.current())
+
+    def theme_changed(self, theme: themes.Theme) -> None:
+        if not hasattr(self, "curve"):
+            return
+        self.curve.setPen(pg.mkPen(theme.accent, width=2))
+        self.marker.setSymbolBrush(pg.mkBrush(theme.highlight))
+        self.marker.setSymbolPen(pg.mkPen(theme.background))
+        self.now_line.setPen(pg.mkPen(theme.highlight, width=1, style=pg.QtCore.Qt.PenStyle.DashLine))
+        for line in (self.cold, self.hot):
+            line.setPen(pg.mkPen(theme.muted, width=1, style=pg.QtCore.Qt.PenStyle.DotLine))
+            line.label.setColor(theme.muted)
+
+    def set_curve(self, t, h, t_now, h_now, h_cold, h_hot, n) -> None:
+        self.curve.setData(t, h, connect="finite")
+        self.marker.setData([t_now], [h_now if np.isfinite(h_now) else np.nan])
+        self.now_line.setValue(math.log10(t_now))
+        self.cold.setValue(0.0 if not np.isfinite(h_cold) else h_cold)
+        self.cold.label.setFormat(tr("plot.entropy.cold", h=fmt(h_cold)))
+        self.hot.setValue(h_hot)
+        self.hot.label.setFormat(tr("plot.entropy.hot", n=n, h=fmt(h_hot)))
+        self.getPlotItem().setYRange(0, max(h_hot, 1e-3) * 1.12, padding=0)
+
+
+class TemperatureView(BaseView):
+    model: TemperatureModel
+
+    def build(self) -> None:
+        self.editor = ScoreEditor(self.scores)
+        self.editor.message.connect(self.status)
+        self.temperature = ParamSlider(self.model, "temperature")
+        self.scale = ParamSlider(self.model, "scale")
+        self.gap = ValueSlider(tr("param.gap.label"), 0.0, GAP_MAX, 1.0,
+                               tooltip=tr("param.gap.tooltip"))
+        self.gap.valueEdited.connect(self._gap_edited)
+        connect_while_alive(self, self.scores.events.entries, self._sync_gap)
+        self._sync_gap()
+
+        readouts = QGroupBox()
+        form = QFormLayout(readouts)
+        self.readouts = {}
+        for key in ("readout.entropy", "readout.ratio"):
+            caption, value = readout_label(key)
+            form.addRow(caption, value)
+            self.readouts[key] = value
+
+        left = QWidget()
+        lv = QVBoxLayout(left)
+        lv.setContentsMargins(0, 0, 0, 0)
+        lv.addWidget(self.editor, 1)
+        for w in (self.temperature, self.scale, self.gap, readouts):
+            lv.addWidget(w)
+        left.setMinimumWidth(320)
+
+        self.bars = self.add_plot("bars", BarChart(
+            tr("plot.compare.title"),
+            [(tr("plot.compare.current", t="1"), "accent"), (tr("plot.compare.t1"), "secondary")],
+            y_label=tr("plot.probs.y"),
+        ))
+        self.entropy = self.add_plot("entropy", EntropyPlot())
+        plots = QVBoxLayout()
+        plots.addWidget(self.bars, 1)
+        plots.addWidget(self.entropy, 1)
+
+        lay = QHBoxLayout(self.content)
+        lay.setContentsMargins(6, 6, 6, 6)
+        lay.addWidget(left, 2)
+        lay.addLayout(plots, 5)
+
+    def _gap_edited(self, value: float) -> None:
+        if self.scores.gap is not None:
+            self.scores.set_gap(value)
+
+    def _sync_gap(self, *_args) -> None:
+        gap = self.scores.gap
+        self.gap.setEnabled(gap is not None)
+        self.gap.setToolTip(tr("param.gap.tooltip") if gap is not None else tr("param.gap.unavailable"))
+        if gap is not None:
+            self.gap.setValue(gap)
+
+    def redraw(self) -> None:
+        r = self.model.result(self.scores)
+        t = self.model.temperature
+        self.bars.set_series_name(0, tr("plot.compare.current", t=f"{t:.3g}"))
+        self.bars.set_data(r.labels, [r.probs, r.probs_t1])
+        self.entropy.set_curve(r.curve_t, r.curve_entropy, t, r.entropy,
+                          r.entropy_cold, r.entropy_hot, len(r.labels))
+        self.readouts["readout.entropy"].setText(f"{fmt(r.entropy)} nats")
+        if r.ratio is None:
+            self.readouts["readout.ratio"].setText(tr("param.gap.unavailable"))
+        else:
+            self.readouts["readout.ratio"].setText(
+                f"{fmt(r.ratio)}  =  e^({fmt(r.gap)} / {t:.3g}) = {fmt(r.ratio_formula)}"
+            )

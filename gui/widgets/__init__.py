@@ -1,0 +1,1 @@
+"""Reusable widgets: themed plots, bar charts, parameter sliders, the score table."""

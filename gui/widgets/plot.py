@@ -1,0 +1,159 @@
+"""Themed pyqtgraph plots that report the value under the mouse."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from PySide6.QtCore import QPointF, Signal
+
+from gui import theme as themes
+from gui.format import fmt
+from gui.qt import pg
+
+
+class Plot(pg.PlotWidget):
+    """A PlotWidget that follows the app theme and reports hover values.
+
+    ``describe(x, y)`` turns the data coordinates under the mouse into the
+    status-bar text; ``hovered`` carries it.
+    """
+
+    hovered = Signal(str)
+
+    def __init__(self, title: str, *, x_label: str = "", y_label: str = "", parent=None):
+        super().__init__(parent=parent)
+        self._title = title
+        self._x_label = x_label
+        self._y_label = y_label
+        self.describe: Callable[[float, float], str] = (
+            lambda x, y: f"{self._x_label or 'x'} = {fmt(x)}, {self._y_label or 'y'} = {fmt(y)}"
+        )
+        self.setMinimumSize(260, 200)
+        item = self.getPlotItem()
+        item.showGrid(x=True, y=True, alpha=0.15)
+        item.setMenuEnabled(False)
+        item.hideButtons()
+        self.scene().sigMouseMoved.connect(self._mouse_moved)
+        themes.manager().changed.connect(self.apply_theme)
+        self.apply_theme(themes.current())
+
+    def apply_theme(self, theme: themes.Theme) -> None:
+        self.setBackground(theme.background)
+        item = self.getPlotItem()
+        item.setTitle(self._title, color=theme.foreground, size="11pt")
+        for name in ("left", "bottom"):
+            axis = item.getAxis(name)
+            axis.setPen(pg.mkPen(theme.muted))
+            axis.setTextPen(pg.mkPen(theme.foreground))
+        if self._x_label:
+            item.setLabel("bottom", self._x_label, color=theme.foreground)
+        if self._y_label:
+            item.setLabel("left", self._y_label, color=theme.foreground)
+        legend = item.legend
+        if legend is not None:
+            legend.setLabelTextColor(theme.foreground)
+        self.theme_changed(theme)
+
+    def theme_changed(self, theme: themes.Theme) -> None:
+        """Restyle data items; subclasses override."""
+
+    def _mouse_moved(self, pos: QPointF) -> None:
+        item = self.getPlotItem()
+        vb = item.getViewBox()
+        if not vb.sceneBoundingRect().contains(pos):
+            return
+        p = vb.mapSceneToView(pos)
+        x, y = p.x(), p.y()
+        if item.ctrl.logXCheck.isChecked():
+            x = 10.0**x
+        self.hovered.emit(self.describe(x, y))
+
+
+class BarChart(Plot):
+    """Grouped bars over categories, created once and updated in place.
+
+    ``series`` names each group of bars with the theme colour it uses
+    ("accent" or "secondary").  The first series gets value labels on top.
+    """
+
+    def __init__(self, title: str, series: Sequence[tuple[str, str]], *, y_label: str = "", parent=None):
+        self._series = list(series)
+        k = len(self._series)
+        self._width = 0.8 / k
+        self._offsets = [(i - (k - 1) / 2) * self._width for i in range(k)]
+        self._labels: tuple[str, ...] = ()
+        self._heights: list[np.ndarray] = [np.zeros(0)] * k
+        self._bars: list[pg.BarGraphItem] = []
+        self._texts: list[pg.TextItem] = []
+        super().__init__(title, y_label=y_label, parent=parent)
+        item = self.getPlotItem()
+        if k > 1:
+            item.addLegend(offset=(-10, 10))
+        for (name, _role), off in zip(self._series, self._offsets):
+            bar = pg.BarGraphItem(x=np.zeros(0), height=np.zeros(0), width=self._width, name=name)
+            item.addItem(bar)  # a named item joins the legend by itself
+            self._bars.append(bar)
+        item.setYRange(-0.01, 1.12, padding=0)
+        item.setMouseEnabled(x=False, y=False)
+        item.getAxis("bottom").setStyle(tickTextOffset=6)
+        self.describe = self._describe_bar
+        self.apply_theme(themes.current())
+
+    def set_series_name(self, index: int, name: str) -> None:
+        self._series[index] = (name, self._series[index][1])
+        legend = self.getPlotItem().legend
+        if legend is not None:
+            _sample, label = legend.items[index]
+            label.setText(name, color=themes.current().foreground)
+
+    def set_data(self, labels: Sequence[str], heights: Sequence[np.ndarray]) -> None:
+        labels = tuple(labels)
+        n = len(labels)
+        x = np.arange(n, dtype=float)
+        self._heights = [np.asarray(h, dtype=float) for h in heights]
+        for bar, off, h in zip(self._bars, self._offsets, self._heights):
+            bar.setOpts(x=x + off, height=np.nan_to_num(h, nan=0.0), width=self._width)
+        if labels != self._labels:
+            self._labels = labels
+            self.getPlotItem().getAxis("bottom").setTicks([list(enumerate(labels))])
+            self.getPlotItem().setXRange(-0.6, n - 0.4, padding=0)
+            self._make_texts(n)
+        first = self._heights[0]
+        for i, text in enumerate(self._texts):
+            v = first[i]
+            text.setText("NaN" if np.isnan(v) else f"{100 * v:.1f}%")
+            text.setPos(i + self._offsets[0], 0.0 if np.isnan(v) else float(v))
+
+    @property
+    def heights(self) -> list[np.ndarray]:
+        """The heights the bars hold now, one array per series (for tests)."""
+        return [np.asarray(b.opts["height"], dtype=float) for b in self._bars]
+
+    def _make_texts(self, n: int) -> None:
+        item = self.getPlotItem()
+        for t in self._texts:
+            item.removeItem(t)
+        theme = themes.current()
+        self._texts = [pg.TextItem(color=theme.foreground, anchor=(0.5, 1.0)) for _ in range(n)]
+        for t in self._texts:
+            item.addItem(t)
+
+    def theme_changed(self, theme: themes.Theme) -> None:
+        colors = {"accent": theme.accent, "secondary": theme.secondary}
+        for bar, (_name, role) in zip(self._bars, self._series):
+            c = colors[role]
+            bar.setOpts(brush=pg.mkBrush(c), pen=pg.mkPen(theme.background, width=1))
+        for t in self._texts:
+            t.setColor(theme.foreground)
+
+    def _describe_bar(self, x: float, y: float) -> str:
+        n = len(self._labels)
+        i = int(round(x))
+        if not 0 <= i < n:
+            return ""
+        parts = []
+        for (name, _role), h in zip(self._series, self._heights):
+            v = h[i]
+            parts.append(f"{name}: α = {fmt(v)} ({'NaN' if np.isnan(v) else f'{100 * v:.2f}%'})")
+        return f"{self._labels[i]} — " + "; ".join(parts)
