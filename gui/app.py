@@ -69,7 +69,9 @@ class MainWindow(QMainWindow):
 
         self.nav = QListWidget()
         self.nav.setObjectName("views")
-        self.nav.setMaximumWidth(190)
+        self.nav.setMaximumWidth(180)
+        self.nav.setMinimumWidth(120)
+        self.nav.setStyleSheet("QListWidget::item { padding: 6px 8px; }")
         self.stack = QStackedWidget()
         for spec in registry.VIEWS:
             item = QListWidgetItem(spec.title)
@@ -85,6 +87,7 @@ class MainWindow(QMainWindow):
         splitter.addWidget(self.stack)
         splitter.setStretchFactor(1, 1)
         splitter.setChildrenCollapsible(False)
+        splitter.setSizes([160, 1240])
         self.setCentralWidget(splitter)
 
         self.backend_label = QLabel(tr("readout.backend", backend=backend_name()))

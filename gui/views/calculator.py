@@ -41,7 +41,9 @@ class StepTable(QTableWidget):
         self.setHorizontalHeaderLabels([_HEADERS[c] for c in STEP_COLUMNS])
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setToolTip(tr("steps.tooltip"))
-        self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        header = self.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setStretchLastSection(True)
         self.verticalHeader().setDefaultSectionSize(22)
 
     def show_table(self, labels, table) -> None:

@@ -138,7 +138,8 @@ class ScoreTableModel(QAbstractTableModel):
 
         Lines of one cell fill the column the paste starts in; lines of two or
         more cells read as (label, score) from the label column or as scores
-        from the score column.  A header line that is not a number is skipped.
+        from the score column.  A first line that is not a number, above lines
+        that mostly are, is a header and is skipped.
         Rows are added as needed; the whole paste is one change (one undo).
         """
         lines = [ln.split("\t") for ln in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
@@ -161,8 +162,8 @@ class ScoreTableModel(QAbstractTableModel):
             return True
 
         if len(lines) > 1 and value_cell(lines[0]) is not None and not parses(value_cell(lines[0])):
-            if all(parses(value_cell(c)) for c in lines[1:]):
-                lines = lines[1:]  # a header row
+            if 2 * sum(parses(value_cell(c)) for c in lines[1:]) > len(lines) - 1:
+                lines = lines[1:]  # a header row: the first line alone is not numbers
 
         entries = list(self.row.entries)
         bad: dict[int, tuple[str, str]] = {}
