@@ -96,11 +96,11 @@ class MainWindow(QMainWindow):
 
         themes.manager().set_mode(str(self.settings.value("theme", "system")))
         self._sync_theme_actions()
+        self.statusBar().showMessage(tr("app.ready"), 5000)
         if restore:
             self._restore()
         if self.nav.currentRow() < 0:
             self.nav.setCurrentRow(0)
-        self.statusBar().showMessage(tr("app.ready"), 5000)
 
     # -- views -------------------------------------------------------------------
     @property
@@ -300,6 +300,8 @@ class MainWindow(QMainWindow):
             try:
                 self.open_session(last)
             except SessionError as exc:
+                # keep the unreadable file for inspection; closing writes a fresh one
+                last.replace(last.with_name(LAST_SESSION + ".bad"))
                 self.show_status(tr("session.restore_failed", error=exc))
         self.undo_stack.clear()
 

@@ -155,5 +155,7 @@ class BarChart(Plot):
         parts = []
         for (name, _role), h in zip(self._series, self._heights):
             v = h[i]
-            parts.append(f"{name}: α = {fmt(v)} ({'NaN' if np.isnan(v) else f'{100 * v:.2f}%'})")
+            percent = "NaN" if np.isnan(v) else f"{100 * v:.2f}%"
+            prefix = "α" if len(self._series) == 1 else f"{name}: α"
+            parts.append(f"{prefix} = {fmt(v)} ({percent})")
         return f"{self._labels[i]} — " + "; ".join(parts)
