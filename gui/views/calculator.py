@@ -43,7 +43,6 @@ class StepTable(QTableWidget):
         self.setToolTip(tr("steps.tooltip"))
         header = self.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setStretchLastSection(True)
         self.verticalHeader().setDefaultSectionSize(22)
 
     def show_table(self, labels, table) -> None:

@@ -38,7 +38,7 @@ class EntropyPlot(Plot):
         self.hot = pg.InfiniteLine(angle=0, movable=False, label="", labelOpts={**label_opts, "position": 0.45})
         for line in (self.now_line, self.cold, self.hot):
             item.addItem(line, ignoreBounds=True)
-        item.setXRange(-2, 2, padding=0.02)
+        item.setXRange(-2.08, 2.08, padding=0)
         decades = [(d, f"{10.0 ** d:g}") for d in range(-2, 3)]
         item.getAxis("bottom").setTicks([decades, []])
         self.describe = lambda x, y: f"T = {fmt(x)}, H = {fmt(y)} nats"

@@ -101,11 +101,17 @@ class BarChart(Plot):
         self.apply_theme(themes.current())
 
     def set_series_name(self, index: int, name: str) -> None:
+        if self._series[index][0] == name:
+            return
         self._series[index] = (name, self._series[index][1])
+        self._style_legend(themes.current())
+
+    def _style_legend(self, theme: themes.Theme) -> None:
         legend = self.getPlotItem().legend
-        if legend is not None:
-            _sample, label = legend.items[index]
-            label.setText(name, color=themes.current().foreground)
+        if legend is None:
+            return
+        for (_sample, label), (name, _role) in zip(legend.items, self._series):
+            label.setText(name, color=theme.foreground)
 
     def set_data(self, labels: Sequence[str], heights: Sequence[np.ndarray]) -> None:
         labels = tuple(labels)
@@ -146,6 +152,7 @@ class BarChart(Plot):
             bar.setOpts(brush=pg.mkBrush(c), pen=pg.mkPen(theme.background, width=1))
         for t in self._texts:
             t.setColor(theme.foreground)
+        self._style_legend(theme)
 
     def _describe_bar(self, x: float, y: float) -> str:
         n = len(self._labels)
