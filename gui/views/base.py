@@ -96,6 +96,12 @@ class BaseView(QWidget):
         self.redraw()
         self.redraw_count += 1
 
+    @property
+    def redraw_pending(self) -> bool:
+        """Whether the throttle is holding a redraw back (for tests and benchmarks)."""
+        timer = getattr(self.schedule_redraw, "_timer", None)  # superqt's throttle timer
+        return timer is not None and timer.isActive()
+
     def flush(self) -> None:
         """Redraw now, whatever the throttle holds back."""
         self.schedule_redraw.cancel()

@@ -41,8 +41,9 @@ class StepTable(QTableWidget):
         self.setHorizontalHeaderLabels([_HEADERS[c] for c in STEP_COLUMNS])
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setToolTip(tr("steps.tooltip"))
-        header = self.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self._labels: list[str] = []
+        self._widths: tuple[int, ...] = ()
+        self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self.verticalHeader().setDefaultSectionSize(22)
 
     def show_table(self, labels, table) -> None:
@@ -53,18 +54,27 @@ class StepTable(QTableWidget):
                 for c in range(len(STEP_COLUMNS)):
                     item = QTableWidgetItem()
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                    if r == n:
+                        font = item.font()
+                        font.setBold(True)
+                        item.setFont(font)
                     self.setItem(r, c, item)
-        self.setVerticalHeaderLabels([*labels, tr("steps.total")])
-        for r in range(n):
-            for c in range(len(STEP_COLUMNS)):
-                self.item(r, c).setText(fmt(table[r, c]))
-        for c, name in enumerate(STEP_COLUMNS):
-            total = fmt(table[:, c].sum()) if name in _SUMMED else ""
-            item = self.item(n, c)
-            item.setText(total)
-            font = item.font()
-            font.setBold(True)
-            item.setFont(font)
+        labels = [*labels, tr("steps.total")]
+        if labels != self._labels:
+            self._labels = labels
+            self.setVerticalHeaderLabels(labels)
+        texts = [[fmt(v) for v in row] for row in table]
+        texts.append([fmt(table[:, c].sum()) if name in _SUMMED else ""
+                      for c, name in enumerate(STEP_COLUMNS)])
+        for r, row in enumerate(texts):
+            for c, text in enumerate(row):
+                item = self.item(r, c)
+                if item.text() != text:
+                    item.setText(text)
+        widths = tuple(max(len(row[c]) for row in texts) for c in range(len(STEP_COLUMNS)))
+        if widths != self._widths:  # measuring columns is the slow part: only when text widths change
+            self._widths = widths
+            self.resizeColumnsToContents()
 
     def copy(self) -> None:
         indexes = self.selectedIndexes() or [

@@ -32,6 +32,10 @@ class Plot(pg.PlotWidget):
         self.setMinimumSize(260, 200)
         item = self.getPlotItem()
         item.showGrid(x=True, y=True, alpha=0.15)
+        for name in ("left", "bottom"):
+            # Grid lines at major ticks only: painting the minor ones' grid
+            # cost ~10 ms per plot and redraw (bench/gui_latency.py).
+            item.getAxis(name).setStyle(maxTickLevel=0)
         item.setMenuEnabled(False)
         item.hideButtons()
         self.scene().sigMouseMoved.connect(self._mouse_moved)

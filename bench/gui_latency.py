@@ -1,0 +1,335 @@
+"""Slider-to-repaint latency of every view, beside a bare pyqtgraph baseline.
+
+Run from the repository root::
+
+    python bench/gui_latency.py            # 200 steps per slider
+    python bench/gui_latency.py --steps 20 # quick look
+
+For each registered view (built on a fresh ``Lab``, shown at 1400x900 on the
+offscreen platform) and each ``ValueSlider`` in it, the slider's QSlider is
+moved through ``--steps`` positions (a triangle wave of 10/1000 of the range
+per step, so every step changes the value).  One step is timed from just
+before ``QSlider.setValue`` to the end of a synchronous ``repaint()`` of the
+view's plot viewports, after ``view.redraw_count`` has gone up:
+
+* ``setValue`` runs the slider -> model -> throttled redraw chain; with the
+  default pacing the throttle's leading edge fires, so the redraw runs inside
+  ``setValue``.  Should a change be held back by the 16 ms throttle anyway,
+  the step waits (processing events) for the trailing redraw, and the wait is
+  part of its time; ``held_by_throttle`` counts such steps.
+* ``viewport().repaint()`` paints synchronously; it flushes the top-level
+  window's whole dirty region (the slider, spin box and readouts included),
+  not only the plot.
+
+Between steps the script processes events until the throttle's window has
+passed (``--no-pace`` drops that wait and times a back-to-back drag instead,
+where most steps include the throttle delay).
+
+The baseline is a bare ``pg.PlotWidget`` per view plot, of the same size,
+holding the same items (same kinds, counts, points and pens), each updated
+with random (smooth) data per step and then repainted the same way; it is
+timed once per view, over the same number of steps, and repeated on each of
+that view's rows.
+
+Prints one JSON document to stdout.  Nothing is asserted: it only measures.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+# Before any Qt import: always offscreen, and never touch the user's config.
+os.environ["QT_QPA_PLATFORM"] = "offscreen"
+os.environ["SOFTMAX_LAB_CONFIG_DIR"] = tempfile.mkdtemp(prefix="softmax-lab-bench-")
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+if str(REPO_ROOT) not in sys.path:
+    sys.path.insert(0, str(REPO_ROOT))
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import platform  # noqa: E402
+import shutil  # noqa: E402
+import statistics  # noqa: E402
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from gui.app import make_app  # noqa: E402  (imports PySide6, then pyqtgraph via gui.qt)
+
+import PySide6  # noqa: E402
+from PySide6.QtCore import qVersion  # noqa: E402
+from PySide6.QtGui import QGuiApplication  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
+
+from gui import registry  # noqa: E402
+from gui.model.lab import Lab  # noqa: E402
+from gui.qt import pg  # noqa: E402
+from gui.views.base import REDRAW_MS  # noqa: E402
+from gui.widgets.sliders import ValueSlider  # noqa: E402
+
+VIEW_SIZE = (1400, 900)
+STEP = 10  # slider positions per step (the QSlider runs 0..1000)
+WAIT_LIMIT_S = 2.0  # give up waiting for one redraw after this long
+
+
+# -- helpers ---------------------------------------------------------------------
+def settle(seconds: float = 0.0) -> None:
+    """Process events for at least ``seconds`` (and at least once)."""
+    end = time.perf_counter() + seconds
+    while True:
+        QApplication.processEvents()
+        if time.perf_counter() >= end:
+            return
+        time.sleep(0.0005)
+
+
+def positions(start: int, lo: int, hi: int, count: int) -> list[int]:
+    """``count`` slider positions bouncing between lo and hi, each != the last."""
+    out, pos, direction = [], start, 1 if start < hi else -1
+    for _ in range(count):
+        nxt = pos + direction * STEP
+        if nxt > hi or nxt < lo:
+            direction = -direction
+            nxt = pos + direction * STEP
+        pos = min(max(nxt, lo), hi)
+        out.append(pos)
+    return out
+
+
+def stats(samples_ms: list[float]) -> dict[str, float | int]:
+    if not samples_ms:
+        return {"n": 0, "median_ms": None, "p95_ms": None}
+    return {
+        "n": len(samples_ms),
+        "median_ms": round(statistics.median(samples_ms), 3),
+        "p95_ms": round(float(np.percentile(samples_ms, 95)), 3),
+    }
+
+
+def throttle_idle(view) -> bool:
+    """Whether the view's redraw throttle would fire on the leading edge now."""
+    return not view.redraw_pending
+
+
+def wait_throttle(view, since: float) -> None:
+    """Process events until the throttle window opened at ``since`` has closed."""
+    settle(max(since + REDRAW_MS / 1000 + 0.001 - time.perf_counter(), 0.0))
+    deadline = time.perf_counter() + WAIT_LIMIT_S
+    while not throttle_idle(view) and time.perf_counter() < deadline:
+        settle(0.0005)
+
+
+def repaint_plots(plots) -> None:
+    for plot in plots:
+        plot.viewport().repaint()
+
+
+# -- the views ---------------------------------------------------------------------
+def measure_slider(view, vs: ValueSlider, steps: int, warmup: int, pace: bool) -> dict:
+    slider = vs.slider
+    plots = list(view.plots().values())
+    seq = positions(slider.value(), slider.minimum(), slider.maximum(), warmup + steps)
+    samples: list[float] = []
+    to_redraw: list[float] = []  # the part up to the finished redraw(), before painting
+    held = timeouts = 0
+    redraws_before = view.redraw_count
+    wait_throttle(view, time.perf_counter())
+    for i, pos in enumerate(seq):
+        if i == warmup:
+            redraws_before = view.redraw_count  # count the timed steps' redraws only
+        before = view.redraw_count
+        t0 = time.perf_counter()
+        slider.setValue(pos)
+        t_set = time.perf_counter()  # a leading-edge redraw restarts the throttle timer here
+        was_held = view.redraw_count == before
+        deadline = t0 + WAIT_LIMIT_S
+        while view.redraw_count == before and time.perf_counter() < deadline:
+            QApplication.processEvents()
+            if view.redraw_count == before:
+                time.sleep(0.0002)
+            t_set = time.perf_counter()
+        redrawn = view.redraw_count != before
+        t_redrawn = time.perf_counter()
+        repaint_plots(plots)
+        t1 = time.perf_counter()
+        if i >= warmup:
+            if not redrawn:
+                timeouts += 1
+            else:
+                samples.append((t1 - t0) * 1000)
+                to_redraw.append((t_redrawn - t0) * 1000)
+                held += was_held
+        if pace:
+            # Let the throttle window close and the queued scene updates paint,
+            # so the next step starts from a quiet event loop.
+            wait_throttle(view, t_set)
+        else:
+            QApplication.processEvents()
+    wait_throttle(view, time.perf_counter())
+    out = stats(samples)
+    split = stats(to_redraw)
+    out["to_redraw_median_ms"] = split["median_ms"]
+    out["to_redraw_p95_ms"] = split["p95_ms"]
+    out["redraws"] = view.redraw_count - redraws_before
+    out["held_by_throttle"] = held
+    if timeouts:
+        out["timeouts"] = timeouts
+    return out
+
+
+# -- the baseline ------------------------------------------------------------------
+def _mirror(item, rng: np.random.Generator):
+    """A fresh pyqtgraph item like ``item`` and a function that updates it randomly."""
+    if isinstance(item, pg.BarGraphItem):
+        x = np.asarray(item.opts.get("x") if item.opts.get("x") is not None else [], dtype=float)
+        n = max(len(x), 1)
+        bar = pg.BarGraphItem(x=np.arange(n, dtype=float), height=rng.random(n),
+                              width=item.opts.get("width") or 0.4,
+                              brush=item.opts.get("brush"), pen=item.opts.get("pen"))
+        return bar, lambda: bar.setOpts(height=rng.random(n))
+    if isinstance(item, pg.PlotDataItem):
+        n = max(len(item.xData) if item.xData is not None else 0, 2)
+        x = np.linspace(0.0, 1.0, n)
+
+        def smooth() -> np.ndarray:
+            # A smooth random curve (an S shape, like the app's curves): a
+            # zigzag of independent points would be far costlier to stroke.
+            return rng.random() * (1.0 + np.tanh(8.0 * (x - rng.random()))) if n > 1 else rng.random(n)
+        o = item.opts
+        curve = pg.PlotDataItem(x, smooth(), pen=o.get("pen"), symbol=o.get("symbol"),
+                                symbolSize=o.get("symbolSize"), symbolBrush=o.get("symbolBrush"),
+                                symbolPen=o.get("symbolPen"))
+        return curve, lambda: curve.setData(x, smooth())
+    if isinstance(item, pg.TextItem):
+        text = pg.TextItem(item.toPlainText() or "0.0%", color=item.color, anchor=item.anchor)
+
+        def update_text():
+            v = rng.random()
+            text.setText(f"{100 * v:.1f}%")
+            text.setPos(rng.random() * 4, v)
+        return text, update_text
+    if isinstance(item, pg.InfiniteLine):
+        line = pg.InfiniteLine(angle=item.angle, pen=item.pen, movable=False)
+        return line, lambda: line.setValue(rng.random())
+    curve = pg.PlotDataItem(np.arange(4.0), rng.random(4))  # anything else: a small curve
+    return curve, lambda: curve.setData(np.arange(4.0), rng.random(4))
+
+
+class Baseline:
+    """Bare PlotWidgets mirroring a view's plots (sizes and items)."""
+
+    def __init__(self, view, seed: int = 0):
+        rng = np.random.default_rng(seed)
+        self.widgets: list[pg.PlotWidget] = []
+        self.updates = []
+        for plot in view.plots().values():
+            w = pg.PlotWidget()
+            w.resize(plot.size())
+            for item in list(plot.getPlotItem().items):
+                new, update = _mirror(item, rng)
+                w.getPlotItem().addItem(new)
+                self.updates.append(update)
+            w.show()
+            self.widgets.append(w)
+        settle(0.01)
+
+    @property
+    def item_count(self) -> int:
+        return sum(len(w.getPlotItem().items) for w in self.widgets)
+
+    def measure(self, steps: int, warmup: int) -> dict:
+        samples = []
+        settle()
+        for i in range(warmup + steps):
+            t0 = time.perf_counter()
+            for update in self.updates:
+                update()
+            repaint_plots(self.widgets)
+            t1 = time.perf_counter()
+            if i >= warmup:
+                samples.append((t1 - t0) * 1000)
+            settle()
+        return stats(samples)
+
+    def close(self) -> None:
+        for w in self.widgets:
+            w.close()
+            w.deleteLater()
+        settle()
+
+
+# -- main ----------------------------------------------------------------------------
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--steps", type=int, default=200, help="timed steps per slider (default 200)")
+    parser.add_argument("--warmup", type=int, default=5, help="untimed steps before them (default 5)")
+    parser.add_argument("--no-pace", dest="pace", action="store_false",
+                        help="move the slider back-to-back (a fast drag: the throttle holds changes back)")
+    args = parser.parse_args(argv)
+    if args.steps < 1 or args.warmup < 0:
+        parser.error("--steps must be >= 1 and --warmup >= 0")
+
+    app = make_app([sys.argv[0]])
+    results = []
+    started = time.perf_counter()
+    for spec in registry.VIEWS:
+        lab = Lab()
+        view = spec.widget_class()(lab.scores, lab.models[spec.name])
+        view.resize(*VIEW_SIZE)
+        view.show()
+        settle(0.05)
+        view.flush()
+        settle(0.02)
+        plot_items = sum(len(p.getPlotItem().items) for p in view.plots().values())
+        baseline = Baseline(view)
+        # The baseline depends only on the view's plots, so it is timed once
+        # per view and shown beside each of the view's sliders.
+        base = baseline.measure(args.steps, args.warmup)
+        baseline_items = baseline.item_count
+        baseline.close()
+        for vs in view.findChildren(ValueSlider):
+            row = {"view": spec.name, "slider": vs.label.text()}
+            if not vs.isEnabled():
+                row["skipped"] = "slider disabled"
+                results.append(row)
+                continue
+            row.update(measure_slider(view, vs, args.steps, args.warmup, args.pace))
+            row["baseline_median_ms"] = base["median_ms"]
+            row["baseline_p95_ms"] = base["p95_ms"]
+            row["plot_items"] = plot_items
+            row["baseline_plot_items"] = baseline_items
+            results.append(row)
+        view.close()
+        view.deleteLater()
+        settle()
+
+    doc = {
+        "python": platform.python_version(),
+        "qt": qVersion(),
+        "pyside6": PySide6.__version__,
+        "pyqtgraph": pg.__version__,
+        "numpy": np.__version__,
+        "platform": QGuiApplication.platformName(),
+        "antialias": bool(pg.getConfigOption("antialias")),
+        "view_size": list(VIEW_SIZE),
+        "steps": args.steps,
+        "warmup": args.warmup,
+        "paced": args.pace,
+        "throttle_ms": REDRAW_MS,
+        "timed": "QSlider.setValue -> view.redraw_count up -> plot viewport().repaint() returned",
+        "results": results,
+        "total_s": round(time.perf_counter() - started, 2),
+    }
+    json.dump(doc, sys.stdout, indent=2, ensure_ascii=False)
+    sys.stdout.write("\n")
+    app.processEvents()
+    shutil.rmtree(os.environ["SOFTMAX_LAB_CONFIG_DIR"], ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
