@@ -57,15 +57,13 @@ import statistics  # noqa: E402
 import time  # noqa: E402
 
 import numpy as np  # noqa: E402
-
-from gui.app import make_app  # noqa: E402  (imports PySide6, then pyqtgraph via gui.qt)
-
 import PySide6  # noqa: E402
 from PySide6.QtCore import qVersion  # noqa: E402
 from PySide6.QtGui import QGuiApplication  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from gui import registry  # noqa: E402
+from gui.app import make_app  # noqa: E402  (imports PySide6, then pyqtgraph via gui.qt)
 from gui.model.lab import Lab  # noqa: E402
 from gui.qt import pg  # noqa: E402
 from gui.views.base import REDRAW_MS  # noqa: E402

@@ -9,9 +9,11 @@ import os
 
 os.environ.setdefault("PYQTGRAPH_QT_LIB", "PySide6")
 
+# isort: off
 import PySide6  # noqa: E402,F401  (must come before pyqtgraph)
 import pyqtgraph as pg  # noqa: E402
 import pyqtgraph.exporters  # noqa: E402,F401
+# isort: on
 
 pg.setConfigOptions(imageAxisOrder="row-major", antialias=True)
 

@@ -5,7 +5,17 @@ from __future__ import annotations
 import html
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QFrame, QLabel, QSplitter, QTextBrowser, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QFormLayout,
+    QFrame,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QSplitter,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
 from superqt.utils import qthrottled
 
 from gui import theme as themes
@@ -14,6 +24,7 @@ from gui.model.base import ExportArray, ViewModel
 from gui.model.scores import ScoreRow
 from gui.model.texts import tr
 from gui.widgets.plot import Plot
+from gui.widgets.score_table import ScoreEditor
 
 REDRAW_MS = 16  # about 60 Hz
 
@@ -83,6 +94,41 @@ class BaseView(QWidget):
     def redraw(self) -> None:
         raise NotImplementedError
 
+    def score_editor(self) -> ScoreEditor:
+        """A table over the shared scores whose messages go to the status bar."""
+        editor = ScoreEditor(self.scores)
+        editor.message.connect(self.status)
+        return editor
+
+    def readout_box(self, keys: tuple[str, ...]) -> QGroupBox:
+        """Caption/value rows for ``keys``; the value labels land in ``self.readouts``."""
+        box = QGroupBox()
+        form = QFormLayout(box)
+        self.readouts: dict[str, QLabel] = {}
+        for key in keys:
+            caption = QLabel(tr(key) + ":")
+            value = QLabel("–")
+            value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            value.setObjectName(key)
+            for w in (caption, value):
+                w.setToolTip(tr(f"{key}.tooltip"))
+            form.addRow(caption, value)
+            self.readouts[key] = value
+        return box
+
+    def arrange(self, controls: list[QWidget], plots: QWidget, *, min_width: int = 300) -> None:
+        """Controls in a column on the left (the first one stretches), plots on the right."""
+        left = QWidget()
+        column = QVBoxLayout(left)
+        column.setContentsMargins(0, 0, 0, 0)
+        for i, w in enumerate(controls):
+            column.addWidget(w, 1 if i == 0 else 0)
+        left.setMinimumWidth(min_width)
+        lay = QHBoxLayout(self.content)
+        lay.setContentsMargins(6, 6, 6, 6)
+        lay.addWidget(left, 2)
+        lay.addWidget(plots, 5)
+
     def add_plot(self, key: str, plot: Plot) -> Plot:
         self._plots[key] = plot
         plot.hovered.connect(self.status)
@@ -114,12 +160,3 @@ class BaseView(QWidget):
         return self.model.arrays(self.scores)
 
 
-def readout_label(key: str) -> tuple[QLabel, QLabel]:
-    """A caption and a value label for a readout, both with the readout's tooltip."""
-    caption = QLabel(tr(key) + ":")
-    value = QLabel("–")
-    value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-    value.setObjectName(key)
-    for w in (caption, value):
-        w.setToolTip(tr(f"{key}.tooltip"))
-    return caption, value

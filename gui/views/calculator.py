@@ -6,23 +6,17 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QFormLayout,
-    QGroupBox,
-    QHBoxLayout,
     QHeaderView,
     QSplitter,
     QTableWidget,
     QTableWidgetItem,
-    QVBoxLayout,
-    QWidget,
 )
 
 from gui.format import fmt
 from gui.model.calculator import STEP_COLUMNS, CalculatorModel
 from gui.model.texts import tr
-from gui.views.base import BaseView, readout_label
+from gui.views.base import BaseView
 from gui.widgets.plot import BarChart
-from gui.widgets.score_table import ScoreEditor
 from gui.widgets.sliders import ParamSlider
 
 # Columns whose total means something: the two exponentials and the weights.
@@ -90,40 +84,19 @@ class CalculatorView(BaseView):
     model: CalculatorModel
 
     def build(self) -> None:
-        self.editor = ScoreEditor(self.scores)
-        self.editor.message.connect(self.status)
+        self.editor = self.score_editor()
         self.temperature = ParamSlider(self.model, "temperature")
-
-        readouts = QGroupBox()
-        form = QFormLayout(readouts)
-        self.readouts = {}
-        for key in ("readout.entropy", "readout.perplexity", "readout.max_weight"):
-            caption, value = readout_label(key)
-            form.addRow(caption, value)
-            self.readouts[key] = value
-
-        left = QWidget()
-        lv = QVBoxLayout(left)
-        lv.setContentsMargins(0, 0, 0, 0)
-        lv.addWidget(self.editor, 1)
-        lv.addWidget(self.temperature)
-        lv.addWidget(readouts)
-        left.setMinimumWidth(300)
+        readouts = self.readout_box(("readout.entropy", "readout.perplexity", "readout.max_weight"))
 
         self.bars = self.add_plot("probs", BarChart(tr("plot.probs.title"), [("α", "accent")],
                                                     y_label=tr("plot.probs.y")))
         self.steps = StepTable()
-
-        right = QSplitter(Qt.Orientation.Vertical)
-        right.addWidget(self.bars)
-        right.addWidget(self.steps)
-        right.setSizes([400, 220])
-        right.setChildrenCollapsible(False)
-
-        lay = QHBoxLayout(self.content)
-        lay.setContentsMargins(6, 6, 6, 6)
-        lay.addWidget(left, 2)
-        lay.addWidget(right, 5)
+        plots = QSplitter(Qt.Orientation.Vertical)
+        plots.addWidget(self.bars)
+        plots.addWidget(self.steps)
+        plots.setSizes([400, 220])
+        plots.setChildrenCollapsible(False)
+        self.arrange([self.editor, self.temperature, readouts], plots)
 
     def redraw(self) -> None:
         r = self.model.result(self.scores)

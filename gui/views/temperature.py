@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from PySide6.QtWidgets import QFormLayout, QGroupBox, QHBoxLayout, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from gui import theme as themes
 from gui.binding import connect_while_alive
@@ -13,9 +13,8 @@ from gui.format import fmt
 from gui.model.temperature import TemperatureModel
 from gui.model.texts import tr
 from gui.qt import pg
-from gui.views.base import BaseView, readout_label
+from gui.views.base import BaseView
 from gui.widgets.plot import BarChart, Plot
-from gui.widgets.score_table import ScoreEditor
 from gui.widgets.sliders import ParamSlider, ValueSlider
 
 GAP_MAX = 10.0
@@ -70,8 +69,7 @@ class TemperatureView(BaseView):
     model: TemperatureModel
 
     def build(self) -> None:
-        self.editor = ScoreEditor(self.scores)
-        self.editor.message.connect(self.status)
+        self.editor = self.score_editor()
         self.temperature = ParamSlider(self.model, "temperature")
         self.scale = ParamSlider(self.model, "scale")
         self.gap = ValueSlider(tr("param.gap.label"), 0.0, GAP_MAX, 1.0,
@@ -79,22 +77,7 @@ class TemperatureView(BaseView):
         self.gap.valueEdited.connect(self._gap_edited)
         connect_while_alive(self, self.scores.events.entries, self._sync_gap)
         self._sync_gap()
-
-        readouts = QGroupBox()
-        form = QFormLayout(readouts)
-        self.readouts = {}
-        for key in ("readout.entropy", "readout.ratio"):
-            caption, value = readout_label(key)
-            form.addRow(caption, value)
-            self.readouts[key] = value
-
-        left = QWidget()
-        lv = QVBoxLayout(left)
-        lv.setContentsMargins(0, 0, 0, 0)
-        lv.addWidget(self.editor, 1)
-        for w in (self.temperature, self.scale, self.gap, readouts):
-            lv.addWidget(w)
-        left.setMinimumWidth(320)
+        readouts = self.readout_box(("readout.entropy", "readout.ratio"))
 
         self.bars = self.add_plot("bars", BarChart(
             tr("plot.compare.title"),
@@ -102,14 +85,12 @@ class TemperatureView(BaseView):
             y_label=tr("plot.probs.y"),
         ))
         self.entropy = self.add_plot("entropy", EntropyPlot())
-        plots = QVBoxLayout()
-        plots.addWidget(self.bars, 1)
-        plots.addWidget(self.entropy, 1)
-
-        lay = QHBoxLayout(self.content)
-        lay.setContentsMargins(6, 6, 6, 6)
-        lay.addWidget(left, 2)
-        lay.addLayout(plots, 5)
+        plots = QWidget()
+        column = QVBoxLayout(plots)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.addWidget(self.bars, 1)
+        column.addWidget(self.entropy, 1)
+        self.arrange([self.editor, self.temperature, self.scale, self.gap, readouts], plots, min_width=320)
 
     def _gap_edited(self, value: float) -> None:
         if self.scores.gap is not None:

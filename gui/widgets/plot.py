@@ -94,7 +94,7 @@ class BarChart(Plot):
         item = self.getPlotItem()
         if k > 1:
             item.addLegend(offset=(-10, 10))
-        for (name, _role), off in zip(self._series, self._offsets):
+        for name, _role in self._series:
             bar = pg.BarGraphItem(x=np.zeros(0), height=np.zeros(0), width=self._width, name=name)
             item.addItem(bar)  # a named item joins the legend by itself
             self._bars.append(bar)

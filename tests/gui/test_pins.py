@@ -7,8 +7,8 @@ sees the breakage here first.
 """
 
 import numpy as np
-import PySide6
 import pyqtgraph as pg
+import PySide6
 from PySide6.QtGui import QImage
 
 import compute
@@ -40,3 +40,14 @@ def test_svg_export_works(make_view):
     for plot in view.plots().values():
         svg = pg.exporters.SVGExporter(plot.getPlotItem()).export(toBytes=True)
         assert svg.lstrip().startswith(b"<?xml") and b"</svg>" in svg
+
+
+def test_pyqtgraph_binds_to_pyside6():
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    code = "import os; os.environ.pop('PYQTGRAPH_QT_LIB', None); from gui.qt import pg; print(pg.Qt.QT_LIB)"
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "PySide6"
