@@ -107,6 +107,8 @@ def export_view(view, view_name: str, folder: Path | str, *, plots: bool = True,
     folder = Path(folder)
     if not folder.is_dir():
         raise ExportError(f"{folder} is not a folder")
+    if not view.isVisible():  # pyqtgraph exports a wrong size before the layout is done
+        raise ExportError("the view must be shown (laid out) before it is exported")
     view.flush()
     jobs = plan(view, view_name, folder, plots=plots, arrays=arrays)
     clash = existing(jobs)

@@ -130,3 +130,16 @@ def test_main_rejects_unknown_arguments():
     result = run_main("--frobnicate")
     assert result.returncode == 2 and "unknown argument" in result.stderr
     assert run_main("--version").stdout.startswith("softmax-lab ")
+
+
+def test_pip_install_gives_a_softmax_lab_command():
+    from importlib.metadata import PackageNotFoundError, distribution
+
+    try:
+        dist = distribution("softmax-lab")
+    except PackageNotFoundError:
+        pytest.skip("the project is not pip-installed in this environment")
+    (script,) = [ep for ep in dist.entry_points if ep.name == "softmax-lab"]
+    from gui.entry import main
+
+    assert script.group == "console_scripts" and script.load() is main

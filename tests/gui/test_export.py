@@ -175,3 +175,13 @@ def test_write_all_atomic_renames_only_after_every_write(tmp_path):
 def test_export_to_a_missing_folder_is_an_error(make_view, tmp_path):
     with pytest.raises(ExportError, match="not a folder"):
         export_view(make_view("calculator"), "calculator", tmp_path / "nope")
+
+
+def test_a_view_that_was_never_shown_is_not_exported(qtbot, lab, tmp_path):
+    from gui import registry
+
+    view = registry.get("calculator").widget_class()(lab.scores, lab.models["calculator"])
+    qtbot.addWidget(view)
+    with pytest.raises(ExportError, match="shown"):
+        export_view(view, "calculator", tmp_path)
+    assert list(tmp_path.iterdir()) == []
