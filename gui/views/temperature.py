@@ -37,7 +37,7 @@ class EntropyPlot(Plot):
         self.hot = pg.InfiniteLine(angle=0, movable=False, label="", labelOpts={**label_opts, "position": 0.45})
         for line in (self.now_line, self.cold, self.hot):
             item.addItem(line, ignoreBounds=True)
-        item.setXRange(-2.08, 2.08, padding=0)
+        item.setXRange(-2.15, 2.15, padding=0)
         decades = [(d, f"{10.0 ** d:g}") for d in range(-2, 3)]
         item.getAxis("bottom").setTicks([decades, []])
         self.describe = lambda x, y: f"T = {fmt(x)}, H = {fmt(y)} nats"
@@ -55,8 +55,13 @@ class EntropyPlot(Plot):
             line.label.setColor(theme.muted)
 
     def set_curve(self, t, h, t_now, h_now, h_cold, h_hot, n) -> None:
-        self.curve.setData(t, h, connect="finite")
-        self.marker.setData([t_now], [h_now if np.isfinite(h_now) else np.nan])
+        # pyqtgraph warns on all-NaN data (it takes nanmin of it): show nothing instead
+        ok = np.isfinite(h)
+        self.curve.setData(t[ok], h[ok])
+        if np.isfinite(h_now):
+            self.marker.setData([t_now], [h_now])
+        else:
+            self.marker.setData([], [])
         self.now_line.setValue(math.log10(t_now))
         self.cold.setValue(0.0 if not np.isfinite(h_cold) else h_cold)
         self.cold.label.setFormat(tr("plot.entropy.cold", h=fmt(h_cold)))

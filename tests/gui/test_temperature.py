@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import compute
+from gui.model.temperature import CURVE_T
 
 
 def settle(qtbot, view):
@@ -110,3 +111,20 @@ def test_one_marked_decade_label_at_one(view):
     labels = {w.objectName(): w.text() for w in view.temperature.findChildren(QLabel) if w.objectName().startswith("decade_")}
     assert list(labels) == ["decade_0.01", "decade_0.1", "decade_1", "decade_10", "decade_100"]
     assert labels["decade_1"] == "<b>1</b>"
+
+
+@pytest.mark.parametrize(
+    "values",
+    [[1.0, math.nan, 0.0], [math.inf, 1.0, 0.0], [math.inf, math.inf, 0.0], [-math.inf, 2.0, 1.0], [7.0]],
+)
+def test_special_scores_draw_without_errors(qtbot, view, lab, values):
+    lab.scores.set_values(values)
+    settle(qtbot, view)
+    expected = compute.softmax(np.array(values))
+    np.testing.assert_array_equal(view.bars.heights[1], np.nan_to_num(expected, nan=0.0))
+    curve = view.entropy.curve.yData
+    if np.isnan(expected).any():  # no entropy to draw
+        assert curve is None or len(curve) == 0
+        assert view.entropy.marker.xData is None or len(view.entropy.marker.xData) == 0
+    else:
+        assert len(curve) == len(CURVE_T) and np.isfinite(curve).all()
