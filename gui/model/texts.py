@@ -1,8 +1,9 @@
-"""UI texts, read from resources/texts/<language>.json.
+"""UI texts, read from resources/texts/<language>/*.json.
 
-English is the reference; another language file only needs the keys it
-translates, the rest falls back to English.  SOFTMAX_LAB_LANG picks the
-language.
+Each language is a folder of JSON files (one for the app, one per view), all
+merged into one table; a key may appear in only one file.  English is the
+reference; another language only needs the keys it translates, the rest
+falls back to English.  SOFTMAX_LAB_LANG picks the language.
 """
 
 from __future__ import annotations
@@ -16,10 +17,14 @@ from resources import RESOURCES
 
 @cache
 def _table(lang: str) -> dict[str, str]:
-    path = RESOURCES / "texts" / f"{lang}.json"
-    if not path.exists():
-        return {}
-    return json.loads(path.read_text(encoding="utf-8"))
+    table: dict[str, str] = {}
+    for path in sorted((RESOURCES / "texts" / lang).glob("*.json")):
+        part = json.loads(path.read_text(encoding="utf-8"))
+        clash = set(part) & set(table)
+        if clash:
+            raise ValueError(f"{path.name} repeats text keys: {', '.join(sorted(clash))}")
+        table.update(part)
+    return table
 
 
 def tr(key: str, **fmt: object) -> str:

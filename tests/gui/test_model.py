@@ -330,3 +330,17 @@ def test_default_scores_constant_is_not_shared_mutable():
     a, b = ScoreRow(), ScoreRow()
     a.set_value(0, 9.0)
     assert b.entries == DEFAULT_SCORES and isinstance(DEFAULT_SCORES[0], Score)
+
+
+def test_texts_merge_one_file_per_view_and_fall_back_to_english(monkeypatch):
+    from gui.model import texts
+    from resources import RESOURCES
+
+    files = sorted((RESOURCES / "texts" / "en").glob("*.json"))
+    assert {f.stem for f in files} >= {"app", "calculator", "temperature"}
+    total = sum(len(json.loads(f.read_text())) for f in files)
+    assert len(texts._table("en")) == total  # no key lost or repeated
+    monkeypatch.setenv("SOFTMAX_LAB_LANG", "xx")  # a language with no files yet
+    assert texts.tr("view.calculator.title") == "Calculator"
+    with pytest.raises(KeyError):
+        texts.tr("no.such.key")
