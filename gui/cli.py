@@ -67,11 +67,16 @@ def build_parser() -> argparse.ArgumentParser:
     what.add_argument("--plots-only", action="store_true", help="write only the PNG and SVG files")
     what.add_argument("--arrays-only", action="store_true", help="write only the .npz and .csv files")
     for name, (p, views) in _all_params().items():
+        where = f"(views: {', '.join(views)})"
+        label = tr(f"param.{name}.label")
+        if p.kind == "choice":
+            parser.add_argument(f"--{name}", choices=p.choices, default=None,
+                                help=f"{label}: default {p.default} {where}")
+            continue
         scale = ", log scale" if p.log else ""
         parser.add_argument(
-            f"--{name}", type=float, default=None, metavar="X",
-            help=f"{tr(f'param.{name}.label')}: {p.minimum:g} to {p.maximum:g}{scale}, "
-                 f"default {p.default:g} (views: {', '.join(views)})",
+            f"--{name}", type=int if p.kind == "int" else float, default=None, metavar="N" if p.kind == "int" else "X",
+            help=f"{label}: {p.minimum:g} to {p.maximum:g}{scale}, default {p.default:g} {where}",
         )
     return parser
 

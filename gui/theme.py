@@ -26,10 +26,20 @@ class Theme:
     secondary: str  # the reference distribution (T = 1)
     highlight: str  # markers
     invalid: str  # background of an invalid table cell
+    series: tuple[str, ...] = ()  # categorical colours (Okabe-Ito based), for several series
 
 
-LIGHT = Theme("light", "#ffffff", "#1d1d1f", "#6b6f76", "#1f6fd1", "#a4abb5", "#d9480f", "#ffc9c9")
-DARK = Theme("dark", "#1e1f22", "#e8e8ea", "#9ba1a9", "#5aa9ff", "#6c737c", "#ff8a4c", "#7a2630")
+LIGHT = Theme("light", "#ffffff", "#1d1d1f", "#6b6f76", "#1f6fd1", "#a4abb5", "#d9480f", "#ffc9c9",
+              ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9", "#7f7f7f"))
+DARK = Theme("dark", "#1e1f22", "#e8e8ea", "#9ba1a9", "#5aa9ff", "#6c737c", "#ff8a4c", "#7a2630",
+             ("#56B4E9", "#E69F00", "#2EC4A0", "#E08CC0", "#FF7F3F", "#A9CCF0", "#B0B0B0"))
+
+
+def colour(theme: Theme, role: str | int) -> str:
+    """A theme colour by role name ("accent", "secondary", ...) or series index."""
+    if isinstance(role, int):
+        return theme.series[role % len(theme.series)]
+    return getattr(theme, role)
 
 
 def _palette(theme: Theme) -> QPalette:

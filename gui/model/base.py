@@ -1,15 +1,17 @@
 """The base of every view's parameter model.
 
-A view model is a psygnal evented dataclass whose float fields are declared
-with :func:`param` (range, log scale).  The window builds sliders from that
-metadata, the session file saves it, and the headless CLI turns it into
-``--name`` options, so a new parameter needs no code outside its model.
+A view model is a psygnal evented dataclass whose parameters are declared
+with :func:`param` (a float or integer with a range, optionally on a log
+scale) or :func:`choice` (one of a few names).  The window builds controls
+from that metadata, the session file saves it, and the headless CLI turns it
+into ``--name`` options, so a new parameter needs no code outside its model.
+Fields declared without them are view-only state: not saved, not options.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -20,16 +22,26 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Param:
-    """Range metadata for one float parameter of a view model."""
+    """Metadata for one parameter of a view model.
+
+    ``kind`` is "float" (range, optional log scale), "int" (range) or
+    "choice" (one of ``choices``).
+    """
 
     name: str
-    default: float
-    minimum: float
-    maximum: float
+    default: Any
+    minimum: float = 0.0
+    maximum: float = 0.0
     log: bool = False
+    kind: str = "float"
+    choices: tuple[str, ...] = ()
 
-    def check(self, value: Any) -> float:
-        """Return ``value`` as a float, or raise ValueError saying what is wrong."""
+    def check(self, value: Any) -> Any:
+        """Return ``value`` in the parameter's type, or raise ValueError saying what is wrong."""
+        if self.kind == "choice":
+            if value not in self.choices:
+                raise ValueError(f"{self.name} must be one of {', '.join(self.choices)}, got {value!r}")
+            return str(value)
         if isinstance(value, bool):
             raise ValueError(f"{self.name} must be a number, got {value!r}")
         try:
@@ -43,15 +55,25 @@ class Param:
                 f"{self.name} must be between {self.minimum:g} and {self.maximum:g}, "
                 f"got {number:g}"
             )
+        if self.kind == "int":
+            if number != int(number):
+                raise ValueError(f"{self.name} must be a whole number, got {number:g}")
+            return int(number)
         return number
 
 
-def param(default: float, *, minimum: float, maximum: float, log: bool = False) -> Any:
-    """Declare a float field of a view model with its allowed range."""
-    return field(
-        default=default,
-        metadata={"param": (minimum, maximum, log)},
-    )
+def param(default: float, *, minimum: float, maximum: float, log: bool = False,
+          integer: bool = False) -> Any:
+    """Declare a numeric field of a view model with its allowed range."""
+    kind = "int" if integer else "float"
+    return field(default=default, metadata={"param": Param("", default, minimum, maximum, log, kind)})
+
+
+def choice(default: str, choices: tuple[str, ...]) -> Any:
+    """Declare a field of a view model that takes one of a few names."""
+    if default not in choices:
+        raise ValueError(f"default {default!r} is not one of {choices}")
+    return field(default=default, metadata={"param": Param("", default, kind="choice", choices=choices)})
 
 
 @dataclass(frozen=True)
@@ -89,12 +111,11 @@ class ViewModel:
 
     @classmethod
     def params(cls) -> dict[str, Param]:
-        out = {}
-        for f in fields(cls):  # type: ignore[arg-type]
-            if "param" in f.metadata:
-                lo, hi, log = f.metadata["param"]
-                out[f.name] = Param(f.name, f.default, lo, hi, log)
-        return out
+        return {
+            f.name: replace(f.metadata["param"], name=f.name)
+            for f in fields(cls)  # type: ignore[arg-type]
+            if "param" in f.metadata
+        }
 
     def set_param(self, name: str, value: Any) -> None:
         """Validate ``value`` against the parameter's range, then assign it."""
@@ -103,8 +124,8 @@ class ViewModel:
             raise ValueError(f"{self.name} has no parameter {name!r}")
         setattr(self, name, spec.check(value))
 
-    def to_dict(self) -> dict[str, float]:
-        return {name: float(getattr(self, name)) for name in self.params()}
+    def to_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.params()}
 
     def update_from_dict(self, values: dict[str, Any]) -> None:
         """Apply saved parameters; all are checked before any is assigned."""

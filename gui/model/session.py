@@ -46,7 +46,7 @@ class Session:
     """Everything needed to reopen the exact state of the lab."""
 
     scores: tuple[Score, ...]
-    views: dict[str, dict[str, float]] = field(default_factory=dict)
+    views: dict[str, dict[str, Any]] = field(default_factory=dict)
     seed: int = 0
     current_view: str | None = None
 
@@ -114,10 +114,12 @@ class Session:
             isinstance(v, dict) for v in views.values()
         ):
             raise SessionError("'views' must map view names to parameters")
-        clean_views = {
-            str(name): {str(k): _decode_float(v, f"{name}.{k}") for k, v in params.items()}
-            for name, params in views.items()
-        }
+        for name, params in views.items():
+            for k, v in params.items():
+                if isinstance(v, bool) or not isinstance(v, (int, float, str)):
+                    raise SessionError(f"{name}.{k}: expected a number or a name, got {v!r}")
+        # each view model checks its own values (ranges, names) when the session is applied
+        clean_views = {str(name): dict(params) for name, params in views.items()}
         seed = doc.get("seed", 0)
         if isinstance(seed, bool) or not isinstance(seed, int):
             raise SessionError(f"'seed' must be an integer, got {seed!r}")

@@ -59,6 +59,11 @@ class Plot(pg.PlotWidget):
             legend.setLabelTextColor(theme.foreground)
         self.theme_changed(theme)
 
+    def set_title(self, title: str) -> None:
+        if title != self._title:
+            self._title = title
+            self.getPlotItem().setTitle(title, color=themes.current().foreground, size="11pt")
+
     def theme_changed(self, theme: themes.Theme) -> None:
         """Restyle data items; subclasses override."""
 
@@ -77,11 +82,16 @@ class Plot(pg.PlotWidget):
 class BarChart(Plot):
     """Grouped bars over categories, created once and updated in place.
 
-    ``series`` names each group of bars with the theme colour it uses
-    ("accent" or "secondary").  The first series gets value labels on top.
+    ``series`` names each group of bars with the theme colour it uses (a
+    role such as "accent" or "secondary", or an index into the theme's
+    categorical colours).  With ``value_labels`` the first series gets its
+    percentages written on top.  ``y_range`` is fixed (weights live in 0..1);
+    :meth:`set_y_range` moves it when negative values must show.
     """
 
-    def __init__(self, title: str, series: Sequence[tuple[str, str]], *, y_label: str = "", parent=None):
+    def __init__(self, title: str, series: Sequence[tuple[str, str | int]], *, y_label: str = "",
+                 y_range: tuple[float, float] = (-0.01, 1.12), value_labels: bool = True,
+                 legend_columns: int = 1, value_name: str = "α", percent: bool = True, parent=None):
         self._series = list(series)
         k = len(self._series)
         self._width = 0.8 / k
@@ -90,19 +100,25 @@ class BarChart(Plot):
         self._heights: list[np.ndarray] = [np.zeros(0)] * k
         self._bars: list[pg.BarGraphItem] = []
         self._texts: list[pg.TextItem] = []
+        self._value_labels = value_labels
+        self._value_name = value_name
+        self._percent = percent
         super().__init__(title, y_label=y_label, parent=parent)
         item = self.getPlotItem()
         if k > 1:
-            item.addLegend(offset=(-10, 10))
+            item.addLegend(offset=(-10, 10), colCount=legend_columns)
         for name, _role in self._series:
             bar = pg.BarGraphItem(x=np.zeros(0), height=np.zeros(0), width=self._width, name=name)
             item.addItem(bar)  # a named item joins the legend by itself
             self._bars.append(bar)
-        item.setYRange(-0.01, 1.12, padding=0)
+        self.set_y_range(*y_range)
         item.setMouseEnabled(x=False, y=False)
         item.getAxis("bottom").setStyle(tickTextOffset=6)
         self.describe = self._describe_bar
         self.apply_theme(themes.current())
+
+    def set_y_range(self, lo: float, hi: float) -> None:
+        self.getPlotItem().setYRange(lo, hi, padding=0)
 
     def set_series_name(self, index: int, name: str) -> None:
         if self._series[index][0] == name:
@@ -128,7 +144,7 @@ class BarChart(Plot):
             self._labels = labels
             self.getPlotItem().getAxis("bottom").setTicks([list(enumerate(labels))])
             self.getPlotItem().setXRange(-0.6, n - 0.4, padding=0)
-            self._make_texts(n)
+            self._make_texts(n if self._value_labels else 0)
         first = self._heights[0]
         for i, text in enumerate(self._texts):
             v = first[i]
@@ -150,9 +166,8 @@ class BarChart(Plot):
             item.addItem(t)
 
     def theme_changed(self, theme: themes.Theme) -> None:
-        colors = {"accent": theme.accent, "secondary": theme.secondary}
         for bar, (_name, role) in zip(self._bars, self._series):
-            c = colors[role]
+            c = themes.colour(theme, role)
             bar.setOpts(brush=pg.mkBrush(c), pen=pg.mkPen(theme.background, width=1))
         for t in self._texts:
             t.setColor(theme.foreground)
@@ -166,7 +181,9 @@ class BarChart(Plot):
         parts = []
         for (name, _role), h in zip(self._series, self._heights):
             v = h[i]
-            percent = "NaN" if np.isnan(v) else f"{100 * v:.2f}%"
-            prefix = "α" if len(self._series) == 1 else f"{name}: α"
-            parts.append(f"{prefix} = {fmt(v)} ({percent})")
+            prefix = self._value_name if len(self._series) == 1 else f"{name}: {self._value_name}"
+            text = f"{prefix} = {fmt(v)}"
+            if self._percent:
+                text += " (NaN)" if np.isnan(v) else f" ({100 * v:.2f}%)"
+            parts.append(text)
         return f"{self._labels[i]} — " + "; ".join(parts)

@@ -6,6 +6,7 @@ import math
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtWidgets import (
+    QComboBox,
     QDoubleSpinBox,
     QGridLayout,
     QHBoxLayout,
@@ -143,3 +144,32 @@ class ParamSlider(ValueSlider):
         self.setValue(getattr(model, name))
         self.valueEdited.connect(lambda v: model.set_param(name, v))
         connect_while_alive(self, getattr(model.events, name), self.setValue)
+
+
+class ParamChoice(QWidget):
+    """A labelled combo box bound both ways to a choice parameter of a view model.
+
+    Item texts come from the ``param.NAME.CHOICE`` resource keys.
+    """
+
+    def __init__(self, model: ViewModel, name: str, parent=None):
+        super().__init__(parent)
+        spec = model.params()[name]
+        self.model, self.name, self.choices = model, name, spec.choices
+        self.label = QLabel(tr(f"param.{name}.label"))
+        self.combo = QComboBox()
+        for c in spec.choices:
+            self.combo.addItem(tr(f"param.{name}.{c}"), c)
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(self.label)
+        lay.addWidget(self.combo, 1)
+        for w in (self, self.label, self.combo):
+            w.setToolTip(tr(f"param.{name}.tooltip"))
+        self._show(getattr(model, name))
+        self.combo.activated.connect(lambda i: model.set_param(name, self.choices[i]))
+        connect_while_alive(self, getattr(model.events, name), self._show)
+
+    def _show(self, value: str) -> None:
+        with signals_blocked(self.combo):
+            self.combo.setCurrentIndex(self.choices.index(value))

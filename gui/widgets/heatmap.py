@@ -1,0 +1,154 @@
+"""A matrix drawn as a heatmap with a colour bar, labelled rows and columns."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from PySide6.QtCore import QPointF, Signal
+
+from gui import theme as themes
+from gui.format import fmt
+from gui.qt import pg
+from gui.widgets.plot import Plot
+
+#: Cells get their value written in them up to this many rows/columns.
+MAX_ANNOTATED = 10
+
+
+class Heatmap(Plot):
+    """An n x m matrix as an image: row 0 at the top, one cell per entry.
+
+    ``diverging`` uses a blue-white-red map with levels symmetric about 0
+    (for Jacobians); otherwise viridis over ``levels``.  Cell values are
+    written in the cells for small matrices.  ``cellClicked(row, col)``
+    fires on a left click inside a cell.
+    """
+
+    cellClicked = Signal(int, int)
+
+    def __init__(self, title: str, *, diverging: bool = True, levels: tuple[float, float] = (0.0, 1.0),
+                 value_name: str = "value", parent=None):
+        self._diverging = diverging
+        self._levels = levels
+        self._value_name = value_name
+        self._matrix = np.zeros((0, 0))
+        self._rows: tuple[str, ...] = ()
+        self._cols: tuple[str, ...] = ()
+        self._texts: list[pg.TextItem] = []
+        super().__init__(title)
+        item = self.getPlotItem()
+        item.showGrid(x=False, y=False)
+        item.setMouseEnabled(x=False, y=False)
+        item.invertY(True)
+        item.setAspectLocked(False)
+        self.image = pg.ImageItem(axisOrder="row-major")
+        item.addItem(self.image)
+        cmap = pg.colormap.get("CET-D1" if diverging else "viridis")
+        self.colorbar = pg.ColorBarItem(values=levels, colorMap=cmap, interactive=False, width=14)
+        self.colorbar.setImageItem(self.image, insert_in=item)
+        self.highlight = pg.QtWidgets.QGraphicsRectItem(0, 0, 1, 1)
+        self.highlight.setZValue(10)
+        self.highlight.hide()
+        item.addItem(self.highlight)
+        self.scene().sigMouseClicked.connect(self._clicked)
+        self.describe = self._describe_cell
+        self.apply_theme(themes.current())
+
+    def theme_changed(self, theme: themes.Theme) -> None:
+        if not hasattr(self, "colorbar"):
+            return
+        axis = self.colorbar.axis
+        axis.setPen(pg.mkPen(theme.muted))
+        axis.setTextPen(pg.mkPen(theme.foreground))
+        pen = pg.mkPen(theme.foreground, width=2)
+        pen.setCosmetic(True)
+        self.highlight.setPen(pen)
+        self._color_texts()
+
+    def set_matrix(self, matrix: np.ndarray, rows: Sequence[str], cols: Sequence[str]) -> None:
+        matrix = np.asarray(matrix, dtype=float)
+        n, m = matrix.shape
+        if self._diverging:
+            finite = np.abs(matrix[np.isfinite(matrix)])
+            top = float(finite.max()) if finite.size else 0.0
+            top = top if top > 0 else 1.0
+            levels = (-top, top)
+        else:
+            levels = self._levels
+        self.image.setImage(np.nan_to_num(matrix, nan=0.0), levels=levels)
+        self.image.setRect(0, 0, m, n)
+        self.colorbar.setLevels(levels)
+        rows, cols = tuple(rows), tuple(cols)
+        item = self.getPlotItem()
+        if (rows, cols) != (self._rows, self._cols):
+            self._rows, self._cols = rows, cols
+            item.getAxis("left").setTicks([[(i + 0.5, r) for i, r in enumerate(rows)]])
+            item.getAxis("bottom").setTicks([[(j + 0.5, c) for j, c in enumerate(cols)]])
+            item.setXRange(0, m, padding=0.02)
+            item.setYRange(0, n, padding=0.02)
+            self._make_texts(n * m if max(n, m) <= MAX_ANNOTATED else 0)
+        self._matrix = matrix
+        for k, text in enumerate(self._texts):
+            i, j = divmod(k, m)
+            text.setText(fmt(matrix[i, j]))
+            text.setPos(j + 0.5, i + 0.5)
+        self._color_texts()
+
+    @property
+    def matrix(self) -> np.ndarray:
+        return self._matrix
+
+    def set_highlight(self, col: int | None) -> None:
+        """Outline column ``col`` (or nothing)."""
+        n, m = self._matrix.shape
+        if col is None or not 0 <= col < m:
+            self.highlight.hide()
+            return
+        self.highlight.setRect(col, 0, 1, n)
+        self.highlight.show()
+
+    def _make_texts(self, count: int) -> None:
+        item = self.getPlotItem()
+        for t in self._texts:
+            item.removeItem(t)
+        self._texts = [pg.TextItem(anchor=(0.5, 0.5)) for _ in range(count)]
+        for t in self._texts:
+            t.setZValue(5)
+            item.addItem(t)
+
+    def _color_texts(self) -> None:
+        """Dark text on light cells, light text on dark ones."""
+        if not self._texts:
+            return
+        m = self._matrix.shape[1]
+        lut = self.colorbar.colorMap()
+        lo, hi = self.colorbar.levels()
+        span = (hi - lo) or 1.0
+        for k, text in enumerate(self._texts):
+            v = self._matrix[divmod(k, m)]
+            c = lut.map((np.nan_to_num(v) - lo) / span, mode="qcolor")
+            text.setColor("#111111" if c.lightness() > 140 else "#f5f5f5")
+
+    def cell_at(self, scene_pos: QPointF) -> tuple[int, int] | None:
+        vb = self.getPlotItem().getViewBox()
+        if not vb.sceneBoundingRect().contains(scene_pos):
+            return None
+        p = vb.mapSceneToView(scene_pos)
+        i, j = int(np.floor(p.y())), int(np.floor(p.x()))
+        n, m = self._matrix.shape
+        return (i, j) if 0 <= i < n and 0 <= j < m else None
+
+    def _clicked(self, event) -> None:
+        if event.button() != pg.QtCore.Qt.MouseButton.LeftButton:
+            return
+        cell = self.cell_at(event.scenePos())
+        if cell is not None:
+            self.cellClicked.emit(*cell)
+
+    def _describe_cell(self, x: float, y: float) -> str:
+        i, j = int(np.floor(y)), int(np.floor(x))
+        n, m = self._matrix.shape
+        if not (0 <= i < n and 0 <= j < m):
+            return ""
+        return f"{self._value_name}[{self._rows[i]}, {self._cols[j]}] = {fmt(self._matrix[i, j], 4)}"
