@@ -13,6 +13,9 @@ from dataclasses import dataclass
 
 from gui.model.base import ViewModel
 from gui.model.calculator import CalculatorModel
+from gui.model.gradients import GradientsModel
+from gui.model.normalizers import NormalizersModel
+from gui.model.simplex import SimplexModel
 from gui.model.temperature import TemperatureModel
 from gui.model.texts import tr
 
@@ -35,6 +38,9 @@ class ViewSpec:
 VIEWS: tuple[ViewSpec, ...] = (
     ViewSpec("calculator", CalculatorModel, "gui.views.calculator:CalculatorView"),
     ViewSpec("temperature", TemperatureModel, "gui.views.temperature:TemperatureView"),
+    ViewSpec("normalizers", NormalizersModel, "gui.views.normalizers:NormalizersView"),
+    ViewSpec("gradients", GradientsModel, "gui.views.gradients:GradientsView"),
+    ViewSpec("simplex", SimplexModel, "gui.views.simplex:SimplexView"),
 )
 
 

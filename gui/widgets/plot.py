@@ -33,6 +33,7 @@ class Plot(pg.PlotWidget):
         item = self.getPlotItem()
         item.showGrid(x=True, y=True, alpha=0.15)
         for name in ("left", "bottom"):
+            item.getAxis(name).enableAutoSIPrefix(False)  # show 0.25, not 250 (x0.001)
             # Grid lines at major ticks only: painting the minor ones' grid
             # cost ~10 ms per plot and redraw (bench/gui_latency.py).
             item.getAxis(name).setStyle(maxTickLevel=0)

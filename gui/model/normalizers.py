@@ -1,0 +1,107 @@
+"""The Normalizers view's model: one row of scores through seven ways of making weights.
+
+Every property in the table is measured on the current scores, not typed
+in: the weights are checked for sign and sum, recomputed after a shift of
+every score, compared pairwise with the scores' order, and differentiated
+numerically from both sides.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+from psygnal import evented
+
+import compute
+from gui.model.base import ExportArray, ViewModel, param
+from gui.model.scores import ScoreRow
+
+METHODS = ("softmax", "linear", "shifted_linear", "hardmax", "sparsemax", "entmax", "sigmoid")
+PROPERTIES = ("nonnegative", "sums_to_one", "shift_invariant", "order_kept", "all_positive", "differentiable")
+
+SHIFT = 1.0  # the constant added to every score to test shift invariance
+SUM_TOL = 1e-6  # entmax's bisection meets the sum to 1e-6
+
+
+def _order_kept(x: np.ndarray, w: np.ndarray) -> bool:
+    """A higher score always gets a strictly higher weight."""
+    higher = x[:, None] > x[None, :]
+    return bool(np.all((w[:, None] > w[None, :])[higher]))
+
+
+def _differentiable(f: Callable[[np.ndarray], np.ndarray], x: np.ndarray, w: np.ndarray) -> bool:
+    """One-sided difference quotients agree (no kink here) and are not all zero."""
+    h = 1e-5 * max(1.0, float(np.max(np.abs(x))))
+    moved = False
+    for j in range(len(x)):
+        e = np.zeros_like(x)
+        e[j] = h
+        forward = (f(x + e) - w) / h
+        backward = (w - f(x - e)) / h
+        if not (np.all(np.isfinite(forward)) and np.all(np.isfinite(backward))):
+            return False
+        if not np.allclose(forward, backward, rtol=1e-2, atol=1e-3):
+            return False
+        moved = moved or bool(np.any(np.abs(forward) > 1e-6))
+    return moved
+
+
+@dataclass(frozen=True)
+class NormalizersResult:
+    labels: tuple[str, ...]
+    weights: np.ndarray  # (methods, n)
+    properties: np.ndarray  # (methods, properties) of bool
+
+    def weights_of(self, method: str) -> np.ndarray:
+        return self.weights[METHODS.index(method)]
+
+
+@evented
+@dataclass
+class NormalizersModel(ViewModel):
+    name: ClassVar[str] = "normalizers"
+    alpha: float = param(1.5, minimum=1.0, maximum=3.0)
+
+    def functions(self) -> dict[str, Callable[[np.ndarray], np.ndarray]]:
+        alpha = self.alpha
+        return {
+            "softmax": compute.softmax,
+            "linear": compute.linear_normalize,
+            "shifted_linear": compute.shifted_linear_normalize,
+            "hardmax": compute.hardmax,
+            "sparsemax": compute.sparsemax,
+            "entmax": lambda x: compute.entmax(x, alpha),
+            "sigmoid": compute.sigmoid,
+        }
+
+    def properties_of(self, f: Callable[[np.ndarray], np.ndarray], x: np.ndarray, w: np.ndarray) -> list[bool]:
+        if not (np.all(np.isfinite(x)) and np.all(np.isfinite(w))):
+            return [False] * len(PROPERTIES)
+        shifted = f(x + SHIFT)
+        return [
+            bool(np.all(w >= 0)),
+            bool(abs(w.sum() - 1.0) <= SUM_TOL),
+            bool(np.all(np.isfinite(shifted)) and np.allclose(shifted, w, rtol=1e-6, atol=1e-9)),
+            _order_kept(x, w),
+            bool(np.all(w > 0)),
+            _differentiable(f, x, w),
+        ]
+
+    def result(self, scores: ScoreRow) -> NormalizersResult:
+        x = scores.values
+        weights, props = [], []
+        for f in self.functions().values():
+            w = np.asarray(f(x), dtype=np.float64)
+            weights.append(w)
+            props.append(self.properties_of(f, x, w))
+        return NormalizersResult(scores.labels, np.array(weights), np.array(props, dtype=bool))
+
+    def arrays(self, scores: ScoreRow) -> dict[str, ExportArray]:
+        r = self.result(scores)
+        return {
+            "weights": ExportArray(r.weights.T.copy(), METHODS, r.labels),
+            "properties": ExportArray(r.properties.astype(np.float64), PROPERTIES, METHODS),
+        }
