@@ -32,21 +32,27 @@ def _order_kept(x: np.ndarray, w: np.ndarray) -> bool:
     return bool(np.all((w[:, None] > w[None, :])[higher]))
 
 
-def _differentiable(f: Callable[[np.ndarray], np.ndarray], x: np.ndarray, w: np.ndarray) -> bool:
-    """One-sided difference quotients agree (no kink here) and are not all zero."""
+def _probes(x: np.ndarray) -> tuple[np.ndarray, float]:
+    """The rows every property needs, so each method runs once on one batch.
+
+    Row 0 is x shifted by SHIFT; rows 1..n step score j up by h, rows
+    n+1..2n step it down by h.
+    """
+    n = len(x)
     h = 1e-5 * max(1.0, float(np.max(np.abs(x))))
-    moved = False
-    for j in range(len(x)):
-        e = np.zeros_like(x)
-        e[j] = h
-        forward = (f(x + e) - w) / h
-        backward = (w - f(x - e)) / h
-        if not (np.all(np.isfinite(forward)) and np.all(np.isfinite(backward))):
-            return False
-        if not np.allclose(forward, backward, rtol=1e-2, atol=1e-3):
-            return False
-        moved = moved or bool(np.any(np.abs(forward) > 1e-6))
-    return moved
+    steps = np.eye(n) * h
+    return np.vstack([x + SHIFT, x + steps, x - steps]), h
+
+
+def _differentiable(forward_rows: np.ndarray, backward_rows: np.ndarray, w: np.ndarray, h: float) -> bool:
+    """One-sided difference quotients agree (no kink here) and are not all zero."""
+    forward = (forward_rows - w) / h
+    backward = (w - backward_rows) / h
+    if not (np.all(np.isfinite(forward)) and np.all(np.isfinite(backward))):
+        return False
+    if not np.allclose(forward, backward, rtol=1e-2, atol=1e-3):
+        return False
+    return bool(np.any(np.abs(forward) > 1e-6))
 
 
 @dataclass(frozen=True)
@@ -80,14 +86,17 @@ class NormalizersModel(ViewModel):
     def properties_of(self, f: Callable[[np.ndarray], np.ndarray], x: np.ndarray, w: np.ndarray) -> list[bool]:
         if not (np.all(np.isfinite(x)) and np.all(np.isfinite(w))):
             return [False] * len(PROPERTIES)
-        shifted = f(x + SHIFT)
+        rows, h = _probes(x)
+        out = f(rows)  # every method works row by row along the last axis
+        n = len(x)
+        shifted = out[0]
         return [
             bool(np.all(w >= 0)),
             bool(abs(w.sum() - 1.0) <= SUM_TOL),
             bool(np.all(np.isfinite(shifted)) and np.allclose(shifted, w, rtol=1e-6, atol=1e-9)),
             _order_kept(x, w),
             bool(np.all(w > 0)),
-            _differentiable(f, x, w),
+            _differentiable(out[1 : n + 1], out[n + 1 :], w, h),
         ]
 
     def result(self, scores: ScoreRow) -> NormalizersResult:
