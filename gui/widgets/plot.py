@@ -125,7 +125,9 @@ class BarChart(Plot):
         if self._series[index][0] == name:
             return
         self._series[index] = (name, self._series[index][1])
-        self._style_legend(themes.current())
+        legend = self.getPlotItem().legend
+        if legend is not None:
+            legend.items[index][1].setText(name, color=themes.current().foreground)
 
     def _style_legend(self, theme: themes.Theme) -> None:
         legend = self.getPlotItem().legend
