@@ -39,8 +39,8 @@ VIEWS: tuple[ViewSpec, ...] = (
     ViewSpec("calculator", CalculatorModel, "gui.views.calculator:CalculatorView"),
     ViewSpec("temperature", TemperatureModel, "gui.views.temperature:TemperatureView"),
     ViewSpec("normalizers", NormalizersModel, "gui.views.normalizers:NormalizersView"),
-    ViewSpec("gradients", GradientsModel, "gui.views.gradients:GradientsView"),
     ViewSpec("simplex", SimplexModel, "gui.views.simplex:SimplexView"),
+    ViewSpec("gradients", GradientsModel, "gui.views.gradients:GradientsView"),
 )
 
 

@@ -26,8 +26,8 @@ class GradientsResult:
     labels: tuple[str, ...]
     probs: np.ndarray
     jacobian: np.ndarray  # d p_i / d s_j
-    column: int  # the column shown as bars (clamped to the row)
-    target: int  # the target class (clamped to the row)
+    column: int  # 0-based index of the column shown as bars (clamped to the row)
+    target: int  # 0-based index of the target class (clamped to the row)
     smoothed: np.ndarray  # the target distribution y
     grad: np.ndarray  # p - y
     loss: float
@@ -49,8 +49,9 @@ class GradientsModel(ViewModel):
     name: ClassVar[str] = "gradients"
     temperature: float = param(1.0, minimum=0.01, maximum=100.0, log=True)
     label_smoothing: float = param(0.0, minimum=0.0, maximum=0.5)
-    target: int = param(0, minimum=0, maximum=9999, integer=True)
-    column: int = param(0, minimum=0, maximum=9999, integer=True)
+    # 1-based, as the tokens are numbered on screen and on the command line
+    target: int = param(1, minimum=1, maximum=9999, integer=True)
+    column: int = param(1, minimum=1, maximum=9999, integer=True)
     convention: str = choice("others", CONVENTIONS)
 
     def __post_init__(self) -> None:
@@ -76,14 +77,14 @@ class GradientsModel(ViewModel):
         n = len(x)
         t = self.temperature
         probs = compute.softmax(x, temperature=t)
-        target = min(self.target, n - 1)
+        target = min(self.target, n) - 1
         logits = x / t
         kw = {"label_smoothing": self.label_smoothing, "convention": self.convention}
         return GradientsResult(
             labels=scores.labels,
             probs=probs,
             jacobian=compute.softmax_jacobian(probs) / t,
-            column=min(self.column, n - 1),
+            column=min(self.column, n) - 1,
             target=target,
             smoothed=compute.smoothed_target(n, target, **kw),
             grad=compute.cross_entropy_grad(logits, target, **kw),
@@ -100,7 +101,7 @@ class GradientsModel(ViewModel):
             "cross_entropy": ExportArray(np.column_stack([r.probs, r.smoothed, r.grad]), ("p", "y", "p - y"), r.labels),
             "saturation": ExportArray(np.column_stack([r.curve_t, r.curve_max]), ("T", "max_abs_jacobian")),
             "summary": ExportArray(
-                np.array([[self.temperature, r.loss, self.label_smoothing, r.target, r.column, r.max_entry]]),
+                np.array([[self.temperature, r.loss, self.label_smoothing, r.target + 1, r.column + 1, r.max_entry]]),
                 ("temperature", "cross_entropy", "label_smoothing", "target", "column", "max_abs_jacobian"),
             ),
         }

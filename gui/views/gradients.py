@@ -66,7 +66,7 @@ class GradientsView(BaseView):
         self.convention = ParamChoice(self.model, "convention")
         self.target = QComboBox()
         self.target.setToolTip(tr("param.target.tooltip"))
-        self.target.activated.connect(lambda i: self.model.set_param("target", i))
+        self.target.activated.connect(lambda i: self.model.set_param("target", i + 1))
         target_row = QWidget()
         row = QHBoxLayout(target_row)
         row.setContentsMargins(0, 0, 0, 0)
@@ -79,7 +79,7 @@ class GradientsView(BaseView):
 
         self.heatmap = self.add_plot("jacobian", Heatmap(tr("gradients.heatmap.title"),
                                                          value_name=tr("gradients.heatmap.value")))
-        self.heatmap.cellClicked.connect(lambda _i, j: self.model.set_param("column", j))
+        self.heatmap.cellClicked.connect(lambda _i, j: self.model.set_param("column", j + 1))
         self.column_bars = self.add_plot("column", BarChart(
             tr("gradients.column.title", label=""), [("∂α/∂s", "accent")], value_labels=False,
             value_name=tr("gradients.column.value"), percent=False,
@@ -109,7 +109,7 @@ class GradientsView(BaseView):
             if tuple(self.target.itemText(i) for i in range(self.target.count())) != labels:
                 self.target.clear()
                 self.target.addItems(list(labels))
-            self.target.setCurrentIndex(min(self.model.target, len(labels) - 1))
+            self.target.setCurrentIndex(min(self.model.target, len(labels)) - 1)
 
     def redraw(self) -> None:
         r = self.model.result(self.scores)

@@ -34,7 +34,7 @@ def test_jacobian_matches_finite_differences(t):
 def test_cross_entropy_gradient_is_p_minus_y_with_both_conventions():
     row = ScoreRow()
     for convention, y0, other in (("others", 0.9, 0.1 / 3), ("pytorch", 0.925, 0.025)):
-        r = GradientsModel(label_smoothing=0.1, target=0, convention=convention).result(row)
+        r = GradientsModel(label_smoothing=0.1, target=1, convention=convention).result(row)
         np.testing.assert_allclose(r.smoothed, [y0, other, other, other], rtol=1e-12)
         np.testing.assert_allclose(r.grad, r.probs - r.smoothed, atol=1e-15)
         expected = -np.sum(r.smoothed * np.log(r.probs))
@@ -57,12 +57,14 @@ def test_target_and_column_are_clamped_to_the_row():
     row = ScoreRow()
     row.set_values([1.0, 2.0])
     r = GradientsModel(target=5, column=7).result(row)
-    assert r.target == 1 and r.column == 1
+    assert r.target == 1 and r.column == 1  # 0-based indices of the last token
+    r = GradientsModel(target=1, column=2).result(row)
+    assert r.target == 0 and r.column == 1
 
 
 def test_arrays_are_compute_to_the_bit():
     row = ScoreRow()
-    model = GradientsModel(temperature=0.5, label_smoothing=0.2, target=2, column=1, convention="pytorch")
+    model = GradientsModel(temperature=0.5, label_smoothing=0.2, target=3, column=2, convention="pytorch")
     a = model.arrays(row)
     p = compute.softmax(row.values, temperature=0.5)
     assert np.array_equal(a["jacobian"].data, compute.softmax_jacobian(p) / 0.5)
@@ -105,7 +107,7 @@ def test_heatmap_shows_the_jacobian_and_a_click_picks_the_column(qtbot, make_vie
     scene = vb.mapViewToScene(QPointF(2.5, 1.5))  # row 1, column 2
     pos = view.heatmap.mapFromScene(scene)
     qtbot.mouseClick(view.heatmap.viewport(), Qt.MouseButton.LeftButton, pos=pos)
-    assert model.column == 2
+    assert model.column == 3  # tokens are numbered from 1
     settle(qtbot, view)
     np.testing.assert_array_equal(view.column_bars.heights[0], compute.softmax_jacobian(p)[:, 2])
     assert "Token 3" in view.column_bars._title
@@ -130,7 +132,7 @@ def test_target_smoothing_and_convention_controls(qtbot, make_view, lab):
     model = lab.models["gradients"]
     view.target.setCurrentIndex(3)
     view.target.activated.emit(3)
-    assert model.target == 3
+    assert model.target == 4
     view.smoothing.spin.setValue(0.1)
     view.convention.combo.setCurrentIndex(1)
     view.convention.combo.activated.emit(1)
