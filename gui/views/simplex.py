@@ -102,7 +102,7 @@ class SimplexPlot(Plot):
         vb.setAspectLocked(True)
         vb.setRange(xRange=(-0.15, 1.15), yRange=(-0.13, TOP), padding=0)
         vb.disableAutoRange()
-        self.legend = item.addLegend(offset=(8, 8), labelTextSize="9pt")
+        self.legend = self.add_legend(offset=(8, 8), labelTextSize="9pt")
 
         def curve(name=None, **kw):
             c = pg.PlotDataItem([], [], name=name, **kw)
@@ -238,7 +238,7 @@ class SimplexView(BaseView):
         self.add_scores.clicked.connect(self._add_scores)
         self.sliders = []
         for i in range(3):
-            slider = ValueSlider("", SCORE_MIN, SCORE_MAX, 0.0)  # named by _sync_scores
+            slider = ValueSlider("", SCORE_MIN, SCORE_MAX, 0.0, spin_limits=(-1e6, 1e6))  # named by _sync_scores
             slider.valueEdited.connect(partial(self._slider_edited, i))
             self.sliders.append(slider)
         self.shift = QPushButton(tr("simplex.shift"))

@@ -78,7 +78,7 @@ class TemperatureView(BaseView):
         self.temperature = ParamSlider(self.model, "temperature")
         self.scale = ParamSlider(self.model, "scale")
         self.gap = ValueSlider(tr("param.gap.label"), 0.0, GAP_MAX, 1.0,
-                               tooltip=tr("param.gap.tooltip"))
+                               tooltip=tr("param.gap.tooltip"), spin_limits=(0.0, 1e6))
         self.gap.valueEdited.connect(self._gap_edited)
         connect_while_alive(self, self.scores.events.entries, self._sync_gap)
         self._sync_gap()

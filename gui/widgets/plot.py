@@ -12,6 +12,17 @@ from gui.format import fmt
 from gui.qt import pg
 
 
+class StaticSample(pg.ItemSample):
+    """A legend swatch that ignores clicks.
+
+    pyqtgraph's own swatch hides its curve when clicked, behind the back of
+    the view's state; here what is drawn always follows the state.
+    """
+
+    def mouseClickEvent(self, event) -> None:
+        event.ignore()
+
+
 class Plot(pg.PlotWidget):
     """A PlotWidget that follows the app theme and reports hover values.
 
@@ -60,6 +71,10 @@ class Plot(pg.PlotWidget):
             legend.setLabelTextColor(theme.foreground)
         self.theme_changed(theme)
 
+    def add_legend(self, **kwargs) -> pg.LegendItem:
+        """A legend whose swatches cannot hide curves (see StaticSample)."""
+        return self.getPlotItem().addLegend(sampleType=StaticSample, **kwargs)
+
     def set_title(self, title: str) -> None:
         if title != self._title:
             self._title = title
@@ -107,7 +122,7 @@ class BarChart(Plot):
         super().__init__(title, y_label=y_label, parent=parent)
         item = self.getPlotItem()
         if k > 1:
-            item.addLegend(offset=(-10, 10), colCount=legend_columns)
+            self.add_legend(offset=(-10, 10), colCount=legend_columns)
         for name, _role in self._series:
             bar = pg.BarGraphItem(x=np.zeros(0), height=np.zeros(0), width=self._width, name=name)
             item.addItem(bar)  # a named item joins the legend by itself

@@ -36,9 +36,12 @@ class ValueSlider(QWidget):
     valueEdited = Signal(float)
 
     def __init__(self, label: str, minimum: float, maximum: float, default: float,
-                 *, log: bool = False, decimals: int = 3, tooltip: str = "", parent=None):
+                 *, log: bool = False, decimals: int = 3, tooltip: str = "",
+                 spin_limits: tuple[float, float] | None = None, parent=None):
         super().__init__(parent)
         self.minimum, self.maximum, self.default, self.log = minimum, maximum, default, log
+        # the slider travels minimum..maximum; the spin box may show and take values beyond
+        self.spin_limits = spin_limits or (minimum, maximum)
         self._lo = math.log10(minimum) if log else minimum
         self._hi = math.log10(maximum) if log else maximum
 
@@ -47,7 +50,7 @@ class ValueSlider(QWidget):
         self.slider.setRange(0, STEPS)
         self.slider.setPageStep(STEPS // 20)
         self.spin = QDoubleSpinBox()
-        self.spin.setRange(minimum, maximum)
+        self.spin.setRange(*self.spin_limits)
         self.spin.setDecimals(decimals)
         self.spin.setSingleStep(0.01 if log else (maximum - minimum) / 100)
         self.spin.setKeyboardTracking(False)
@@ -99,14 +102,14 @@ class ValueSlider(QWidget):
 
     def _to_pos(self, value: float) -> int:
         x = math.log10(value) if self.log else value
-        return round((x - self._lo) / (self._hi - self._lo) * STEPS)
+        return min(max(round((x - self._lo) / (self._hi - self._lo) * STEPS), 0), STEPS)
 
     # -- API ---------------------------------------------------------------------
     def value(self) -> float:
         return self.spin.value()
 
     def setValue(self, value: float) -> None:
-        value = min(max(float(value), self.minimum), self.maximum)
+        value = min(max(float(value), self.spin_limits[0]), self.spin_limits[1])
         with signals_blocked(self.slider), signals_blocked(self.spin):
             self.slider.setValue(self._to_pos(value))
             self.spin.setValue(value)

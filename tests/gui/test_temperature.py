@@ -128,3 +128,22 @@ def test_special_scores_draw_without_errors(qtbot, view, lab, values):
         assert view.entropy.marker.xData is None or len(view.entropy.marker.xData) == 0
     else:
         assert len(curve) == len(CURVE_T) and np.isfinite(curve).all()
+
+
+def test_gap_beyond_the_slider_travel_still_shows_its_value(qtbot, view, lab):
+    lab.scores.set_values([30.0, 1.0])
+    assert view.gap.spin.value() == pytest.approx(29.0)
+    assert view.gap.slider.value() == view.gap.slider.maximum()
+    view.gap.spin.setValue(15.0)  # typed past the slider's end
+    assert lab.scores.values.tolist() == [16.0, 1.0]
+
+
+def test_clicking_a_legend_swatch_does_not_hide_bars(qtbot, view):
+    from PySide6.QtCore import Qt
+
+    legend = view.bars.getPlotItem().legend
+    sample, _label = legend.items[0]
+    scene_pos = sample.mapToScene(sample.boundingRect().center())
+    pos = view.bars.mapFromScene(scene_pos)
+    qtbot.mouseClick(view.bars.viewport(), Qt.MouseButton.LeftButton, pos=pos)
+    assert all(bar.isVisible() for bar in view.bars._bars)
