@@ -222,23 +222,30 @@ class MainWindow(QMainWindow):
     def save_session(self, path: Path | str) -> None:
         self.lab.session(self.current_name).save(path)
 
-    def open_session(self, path: Path | str) -> None:
-        """Load a session file; a bad file raises SessionError and changes nothing."""
+    def open_session(self, path: Path | str) -> list[str]:
+        """Load a session file; returns the settings it had to skip.
+
+        A file that is not a session raises SessionError and changes nothing.
+        """
         session = Session.load(path)
-        self.lab.restore(session)
+        skipped = self.lab.restore(session)
         if session.current_view and session.current_view in self.lab.models:
             self.show_view(session.current_view)
+        return skipped
 
     def open_session_dialog(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, tr("session.open"), "", tr("session.filter"))
         if not path:
             return
         try:
-            self.open_session(path)
+            skipped = self.open_session(path)
         except SessionError as exc:
             QMessageBox.warning(self, tr("session.failed_title"), str(exc))
             return
         self.show_status(tr("session.loaded", path=path))
+        if skipped:
+            QMessageBox.warning(self, tr("session.partial_title"),
+                                tr("session.partial", items="\n".join(skipped)))
 
     def save_session_dialog(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, tr("session.save"), "session.json", tr("session.filter"))
@@ -298,7 +305,9 @@ class MainWindow(QMainWindow):
         last = self.settings_dir / LAST_SESSION
         if last.exists():
             try:
-                self.open_session(last)
+                skipped = self.open_session(last)
+                if skipped:
+                    self.show_status(tr("session.restore_partial", items="; ".join(skipped)))
             except SessionError as exc:
                 # keep the unreadable file for inspection; closing writes a fresh one
                 last.replace(last.with_name(LAST_SESSION + ".bad"))

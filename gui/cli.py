@@ -86,9 +86,11 @@ def configure(args: argparse.Namespace) -> Lab:
     lab = Lab()
     if args.session is not None:
         try:
-            lab.restore(Session.load(args.session))
+            skipped = lab.restore(Session.load(args.session))
         except SessionError as exc:
             raise UsageError(f"--session: {exc}") from None
+        for line in skipped:
+            print(f"main.py export: warning: --session: {line}", file=sys.stderr)
     if args.scores is not None:
         values = []
         for cell in args.scores.split(","):

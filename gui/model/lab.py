@@ -26,6 +26,8 @@ class Lab:
     def session(self, current_view: str | None = None) -> Session:
         return Session.capture(self.scores, self.models, self.seed, current_view)
 
-    def restore(self, session: Session) -> None:
-        session.apply(self.scores, self.models)
+    def restore(self, session: Session) -> list[str]:
+        """Apply a session; returns the settings it had to skip (see Session.apply)."""
+        skipped = session.apply(self.scores, self.models)
         self.seed = session.seed
+        return skipped

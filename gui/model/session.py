@@ -61,19 +61,28 @@ class Session:
             current_view=current_view,
         )
 
-    def apply(self, row: ScoreRow, models: dict[str, ViewModel]) -> None:
-        """Apply to live objects; every view's values are checked first."""
-        for name, values in self.views.items():
-            if name in models:
-                probe = type(models[name])()
-                try:
-                    probe.update_from_dict(values)
-                except ValueError as exc:
-                    raise SessionError(f"view {name!r}: {exc}") from None
+    def apply(self, row: ScoreRow, models: dict[str, ViewModel]) -> list[str]:
+        """Apply to live objects; returns what had to be skipped, one line each.
+
+        A file that is not a session was refused by :meth:`from_json`.  Here,
+        one parameter that no longer fits (renamed, out of a changed range, a
+        view that no longer exists) is skipped and reported, keeping its
+        current value, so the scores and everything else in the file are not
+        lost with it.
+        """
+        skipped = []
         row.set_entries(self.scores)
         for name, values in self.views.items():
-            if name in models:
-                models[name].update_from_dict(values)
+            model = models.get(name)
+            if model is None:
+                skipped.append(f"there is no view {name!r}; its settings were skipped")
+                continue
+            for key, value in values.items():
+                try:
+                    model.set_param(key, value)
+                except ValueError as exc:
+                    skipped.append(f"{name}: {exc}; kept {getattr(model, key, '–')!s}")
+        return skipped
 
     # -- JSON ----------------------------------------------------------------
     def to_json(self) -> str:

@@ -143,3 +143,17 @@ def test_pip_install_gives_a_softmax_lab_command():
     from gui.entry import main
 
     assert script.group == "console_scripts" and script.load() is main
+
+
+def test_a_stale_setting_in_the_session_is_a_warning(tmp_path):
+    import json
+
+    (tmp_path / "s.json").write_text(json.dumps({
+        "format": "softmax-lab-session", "version": 1,
+        "scores": [{"value": 1.0}, {"value": 3.0}], "views": {"calculator": {"temperature": 0}},
+    }))
+    result = run_main("export", "--view", "calculator", "--session", str(tmp_path / "s.json"),
+                      "--out", str(tmp_path / "o"), "--arrays-only")
+    assert result.returncode == 0, result.stderr
+    assert "warning: --session: calculator: temperature must be" in result.stderr
+    assert read_npz(tmp_path / "o" / "calculator.npz")["probs"].shape == (2,)

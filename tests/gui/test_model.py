@@ -299,8 +299,6 @@ def test_session_round_trip_keeps_every_value(tmp_path):
         ('{"format": "softmax-lab-session", "version": 99, "scores": []}', "unsupported"),
         ('{"format": "softmax-lab-session", "version": 1, "scores": []}', "non-empty"),
         ('{"format": "softmax-lab-session", "version": 1, "scores": [{"value": "x"}]}', "expected a number"),
-        ('{"format": "softmax-lab-session", "version": 1, "scores": [{"value": 1}], '
-         '"views": {"temperature": {"temperature": -1}}}', "temperature"),
         ('{"format": "softmax-lab-session", "version": 1, "scores": [{"value": 1}], "seed": "x"}', "seed"),
     ],
 )
@@ -312,6 +310,25 @@ def test_bad_session_files_change_nothing(tmp_path, doc, message):
     with pytest.raises(SessionError, match=message):
         lab.restore(Session.load(path))
     assert (lab.scores.entries, {n: m.to_dict() for n, m in lab.models.items()}) == before
+
+
+def test_a_setting_that_no_longer_fits_is_skipped_not_the_whole_session(tmp_path):
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps({
+        "format": "softmax-lab-session", "version": 1,
+        "scores": [{"label": "a", "value": 5.0}, {"label": "b", "value": 1.0}],
+        "views": {"temperature": {"temperature": -1, "scale": 2.0, "heat": 3},
+                  "gone": {"x": 1}},
+    }))
+    lab = Lab()
+    skipped = lab.restore(Session.load(path))
+    assert lab.scores.values.tolist() == [5.0, 1.0]  # the scores are not lost
+    assert lab.models["temperature"].scale == 2.0
+    assert lab.models["temperature"].temperature == 1.0  # kept
+    assert len(skipped) == 3
+    assert any("temperature must be" in s for s in skipped)
+    assert any("no parameter 'heat'" in s for s in skipped)
+    assert any("no view 'gone'" in s for s in skipped)
 
 
 def test_every_registered_view_has_texts_and_a_model():

@@ -195,3 +195,35 @@ def test_status_bar_shows_the_value_under_the_mouse(qtbot, window):
     vb = temp.entropy.getPlotItem().getViewBox()
     temp.entropy.scene().sigMouseMoved.emit(vb.mapViewToScene(QPointF(0.0, 0.5)))  # log10(T) = 0
     assert window.statusBar().currentMessage().startswith("T = 1.000, H = 0.500")
+
+
+def test_a_last_session_with_one_stale_setting_keeps_the_rest(qtbot, tmp_path):
+    settings = tmp_path / "cfg"
+    settings.mkdir()
+    (settings / LAST_SESSION).write_text(json.dumps({
+        "format": "softmax-lab-session", "version": 1,
+        "scores": [{"label": "x", "value": 4.0}, {"label": "y", "value": 2.0}],
+        "views": {"gradients": {"target": 0, "temperature": 0.5}},
+        "current_view": "temperature",
+    }))
+    w = MainWindow(settings_dir=settings)
+    qtbot.addWidget(w)
+    assert w.lab.scores.values.tolist() == [4.0, 2.0]
+    assert w.lab.models["gradients"].temperature == 0.5
+    assert w.lab.models["gradients"].target == 1  # the stale 0 was skipped
+    assert "skipped" in w.statusBar().currentMessage() and "target" in w.statusBar().currentMessage()
+
+
+def test_opening_a_session_with_stale_settings_says_what_was_skipped(qtbot, window, tmp_path, monkeypatch):
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps({
+        "format": "softmax-lab-session", "version": 1,
+        "scores": [{"value": 1.0}, {"value": 3.0}],
+        "views": {"temperature": {"scale": 500}},
+    }))
+    shown = []
+    monkeypatch.setattr("gui.app.QFileDialog.getOpenFileName", lambda *a, **k: (str(path), ""))
+    monkeypatch.setattr("gui.app.QMessageBox.warning", lambda *a: shown.append(a[2]))
+    window.open_session_dialog()
+    assert window.lab.scores.values.tolist() == [1.0, 3.0]
+    assert shown and "scale must be between 0.1 and 10" in shown[0]
