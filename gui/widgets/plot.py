@@ -40,7 +40,7 @@ class Plot(pg.PlotWidget):
         self.describe: Callable[[float, float], str] = (
             lambda x, y: f"{self._x_label or 'x'} = {fmt(x)}, {self._y_label or 'y'} = {fmt(y)}"
         )
-        self.setMinimumSize(260, 200)
+        self.setMinimumSize(200, 180)
         item = self.getPlotItem()
         item.showGrid(x=True, y=True, alpha=0.15)
         for name in ("left", "bottom"):
