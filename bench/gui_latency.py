@@ -72,6 +72,8 @@ from gui.widgets.sliders import ValueSlider  # noqa: E402
 VIEW_SIZE = (1400, 900)
 STEP = 10  # slider positions per step (the QSlider runs 0..1000)
 WAIT_LIMIT_S = 2.0  # give up waiting for one redraw after this long
+#: Views benched at settings other than their defaults (each config is one more pass).
+CONFIGS: dict[str, tuple[dict, ...]] = {"attention": ({"n": 64, "heads": 8}, {"n": 512, "heads": 8})}
 
 
 # -- helpers ---------------------------------------------------------------------
@@ -274,8 +276,9 @@ def main(argv: list[str] | None = None) -> int:
     app = make_app([sys.argv[0]])
     results = []
     started = time.perf_counter()
-    for spec in registry.VIEWS:
+    for spec, config in [(s, c) for s in registry.VIEWS for c in CONFIGS.get(s.name, ({},))]:
         lab = Lab()
+        lab.models[spec.name].update_from_dict(config)
         view = spec.widget_class()(lab.scores, lab.models[spec.name])
         view.resize(*VIEW_SIZE)
         view.show()
@@ -290,7 +293,7 @@ def main(argv: list[str] | None = None) -> int:
         baseline_items = baseline.item_count
         baseline.close()
         for vs in view.findChildren(ValueSlider):
-            row = {"view": spec.name, "slider": vs.label.text()}
+            row = {"view": spec.name, "slider": vs.label.text(), **({"config": config} if config else {})}
             if not vs.isEnabled():
                 row["skipped"] = "slider disabled"
                 results.append(row)

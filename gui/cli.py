@@ -31,12 +31,43 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _all_params():
-    """{name: (Param, [views that have it])} over the registry, in order."""
+    """{name: [(view, Param), ...]} over the registry, in order.
+
+    Views may share a parameter name with different ranges (the Temperature
+    view's scale is 0.1..10, the Precision view's 1..1000): each model checks
+    its own, and the help lists each distinct range.
+    """
     out: dict = {}
     for spec in registry.VIEWS:
         for name, p in spec.model.params().items():
-            out.setdefault(name, (p, []))[1].append(spec.name)
+            out.setdefault(name, []).append((spec.name, p))
     return out
+
+
+def _describe(p) -> str:
+    if p.kind == "choice":
+        return f"one of {', '.join(p.choices)}, default {p.default}"
+    if p.kind == "int":
+        return f"{int(p.minimum)} to {int(p.maximum)}, default {int(p.default)}"
+    scale = ", log scale" if p.log else ""
+    return f"{p.minimum:g} to {p.maximum:g}{scale}, default {p.default:g}"
+
+
+def _add_param_option(parser: argparse.ArgumentParser, name: str, owners) -> None:
+    groups: dict[str, list[str]] = {}
+    for view, p in owners:
+        groups.setdefault(_describe(p), []).append(view)
+    help_text = tr(f"param.{name}.label") + ": " + "; ".join(
+        f"{text} (views: {', '.join(views)})" for text, views in groups.items()
+    )
+    kinds = {p.kind for _view, p in owners}
+    if kinds == {"choice"}:
+        choices = list(dict.fromkeys(c for _view, p in owners for c in p.choices))
+        parser.add_argument(f"--{name}", choices=choices, default=None, help=help_text)
+    elif kinds == {"int"}:
+        parser.add_argument(f"--{name}", type=int, default=None, metavar="N", help=help_text)
+    else:  # each model rejects what does not fit it
+        parser.add_argument(f"--{name}", default=None, metavar="X", help=help_text)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -66,18 +97,8 @@ def build_parser() -> argparse.ArgumentParser:
     what = parser.add_mutually_exclusive_group()
     what.add_argument("--plots-only", action="store_true", help="write only the PNG and SVG files")
     what.add_argument("--arrays-only", action="store_true", help="write only the .npz and .csv files")
-    for name, (p, views) in _all_params().items():
-        where = f"(views: {', '.join(views)})"
-        label = tr(f"param.{name}.label")
-        if p.kind == "choice":
-            parser.add_argument(f"--{name}", choices=p.choices, default=None,
-                                help=f"{label}: default {p.default} {where}")
-            continue
-        scale = ", log scale" if p.log else ""
-        parser.add_argument(
-            f"--{name}", type=int if p.kind == "int" else float, default=None, metavar="N" if p.kind == "int" else "X",
-            help=f"{label}: {p.minimum:g} to {p.maximum:g}{scale}, default {p.default:g} {where}",
-        )
+    for name, owners in _all_params().items():
+        _add_param_option(parser, name, owners)
     return parser
 
 

@@ -11,10 +11,13 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 
+from gui.model.attention import AttentionModel
 from gui.model.base import ViewModel
 from gui.model.calculator import CalculatorModel
 from gui.model.gradients import GradientsModel
+from gui.model.logdomain import LogDomainModel
 from gui.model.normalizers import NormalizersModel
+from gui.model.precision import PrecisionModel
 from gui.model.simplex import SimplexModel
 from gui.model.temperature import TemperatureModel
 from gui.model.texts import tr
@@ -41,6 +44,9 @@ VIEWS: tuple[ViewSpec, ...] = (
     ViewSpec("normalizers", NormalizersModel, "gui.views.normalizers:NormalizersView"),
     ViewSpec("simplex", SimplexModel, "gui.views.simplex:SimplexView"),
     ViewSpec("gradients", GradientsModel, "gui.views.gradients:GradientsView"),
+    ViewSpec("precision", PrecisionModel, "gui.views.precision:PrecisionView"),
+    ViewSpec("log-domain", LogDomainModel, "gui.views.logdomain:LogDomainView"),
+    ViewSpec("attention", AttentionModel, "gui.views.attention:AttentionView"),
 )
 
 

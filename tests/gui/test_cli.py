@@ -68,7 +68,7 @@ def test_calculator_export_with_labels_and_temperature(tmp_path):
         (["--view", "temperature"], "--out"),
         (["--view", "temperature", "--scores", "1,abc", "--out", "X"], "'abc' is not a number"),
         (["--view", "temperature", "--temperature", "0", "--out", "X"], "between 0.01 and 100"),
-        (["--view", "temperature", "--temperature", "hot", "--out", "X"], "invalid float"),
+        (["--view", "temperature", "--temperature", "hot", "--out", "X"], "must be a number, got 'hot'"),
         (["--view", "calculator", "--scale", "2", "--out", "X"], "does not apply to the calculator"),
         (["--view", "calculator", "--scores", "1,2", "--labels", "a", "--out", "X"], "1 labels for 2 scores"),
         (["--view", "calculator", "--session", "missing.json", "--out", "X"], "cannot read"),
@@ -101,6 +101,8 @@ def test_help_lists_views_and_parameters():
         for p in spec.model.params():
             assert f"--{p}" in result.stdout
     assert "0.01 to 100" in result.stdout
+    # a name shared by views with different ranges lists each range
+    assert "0.1 to 10, log scale, default 1 (views: temperature)" in " ".join(result.stdout.split())
 
 
 def test_export_from_a_session_file(tmp_path):

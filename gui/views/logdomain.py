@@ -1,0 +1,402 @@
+"""Log domain: LogSumExp as a smooth max, softmax as its gradient, log_softmax, sigmoid."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QBrush, QColor
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QGridLayout,
+    QGroupBox,
+    QHeaderView,
+    QLabel,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gui import theme as themes
+from gui.format import fmt
+from gui.model.logdomain import LogDomainModel, LogDomainResult, LogTable
+from gui.model.texts import tr
+from gui.qt import pg
+from gui.views.base import BaseView
+from gui.widgets.plot import BarChart, Plot, StaticSample
+from gui.widgets.sliders import ParamSlider
+
+#: The y range of the curve plot covers the curves up to this temperature; beyond it
+#: the bounds grow like T ln K and leave the plot (the readouts and hover give the values).
+Y_FOCUS_T = 3.0
+#: Plot ranges are kept inside this magnitude (pyqtgraph cannot map ±1.8e308).
+RANGE_LIMIT = 1e300
+#: The sigmoid difference plot's y axis is in units of this.
+DIFF_UNIT = 1e-16
+#: The gradient bars show row numbers instead of labels longer than this in all.
+BAR_LABEL_CHARS = 30
+
+
+def finite_xy(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The points with finite x and y (pyqtgraph warns on all-NaN data and cannot map inf)."""
+    ok = np.isfinite(x) & np.isfinite(y)
+    return x[ok], y[ok]
+
+
+def padded_range(values: np.ndarray, frac: float, *, minimum_half: float = 1.0) -> tuple[float, float]:
+    """A range around the finite ``values``, widened by ``frac`` of its span on each side.
+
+    Degenerate spans get ``minimum_half`` (or a relative width for huge values);
+    nothing overflows and both ends stay within ±RANGE_LIMIT.
+    """
+    v = values[np.isfinite(values)]
+    if not v.size:
+        return -minimum_half, minimum_half
+    lo, hi = float(v.min()), float(v.max())
+    center = lo / 2 + hi / 2  # halves first: no overflow
+    half = (hi / 2 - lo / 2) * (1 + 2 * frac)
+    half = min(max(half, minimum_half, abs(center) * 1e-6), RANGE_LIMIT)
+    center = min(max(center, -RANGE_LIMIT), RANGE_LIMIT)
+    return max(center - half, -2 * RANGE_LIMIT), min(center + half, 2 * RANGE_LIMIT)
+
+
+def _dashed(colour: str, width: float = 1.0) -> object:
+    return pg.mkPen(colour, width=width, style=Qt.PenStyle.DashLine)
+
+
+class _LegendPlot(Plot):
+    """A Plot with small legends of its own, anchored where its curves leave room."""
+
+    def _legend(self, corner: tuple[float, float], offset: tuple[float, float]) -> pg.LegendItem:
+        legend = pg.LegendItem(sampleType=StaticSample, verSpacing=-4)
+        legend.setParentItem(self.getPlotItem().getViewBox())
+        legend.anchor(itemPos=corner, parentPos=corner, offset=offset)
+        self._legends = [*getattr(self, "_legends", []), legend]
+        return legend
+
+    def _style_legends(self, theme: themes.Theme) -> None:
+        back = QColor(theme.background)
+        back.setAlpha(210)
+        for legend in getattr(self, "_legends", []):
+            legend.setBrush(pg.mkBrush(back))
+            legend.setPen(pg.mkPen(None))
+            for _sample, label in legend.items:
+                label.setText(label.text, color=theme.foreground)
+
+
+class LsePlot(_LegendPlot):
+    """T·LSE(s/T) and −T·LSE(−s/T) against log T, each between its two bounds."""
+
+    def __init__(self):
+        super().__init__(tr("logdomain.lse.title"), x_label=tr("plot.entropy.x"), y_label=tr("logdomain.lse.y"))
+        item = self.getPlotItem()
+        item.setLogMode(x=True, y=False)
+        item.setMouseEnabled(x=False, y=False)
+        self.max_curve = item.plot([], [])
+        self.max_lo = item.plot([], [])
+        self.max_hi = item.plot([], [])
+        self.min_curve = item.plot([], [])
+        self.min_lo = item.plot([], [])
+        self.min_hi = item.plot([], [])
+        self.markers = item.plot([], [], pen=None, symbol="o", symbolSize=10)
+        self.now_line = pg.InfiniteLine(angle=90, movable=False)
+        item.addItem(self.now_line, ignoreBounds=True)
+        top = self._legend((0, 0), (6, 4))
+        top.addItem(self.max_curve, tr("logdomain.lse.max"))
+        top.addItem(self.max_hi, tr("logdomain.lse.max_bounds"))
+        bottom = self._legend((0, 1), (6, -4))
+        bottom.addItem(self.min_curve, tr("logdomain.lse.min"))
+        bottom.addItem(self.min_lo, tr("logdomain.lse.min_bounds"))
+        item.setXRange(-2.15, 2.15, padding=0)
+        item.getAxis("bottom").setTicks([[(d, f"{10.0 ** d:g}") for d in range(-2, 3)], []])
+        self.describe = lambda x, y: tr("logdomain.lse.describe", t=fmt(x), y=fmt(y))
+        self.apply_theme(themes.current())
+
+    def theme_changed(self, theme: themes.Theme) -> None:
+        if not hasattr(self, "markers"):
+            return
+        low = theme.series[2]
+        self.max_curve.setPen(pg.mkPen(theme.accent, width=2.5))
+        for bound in (self.max_lo, self.max_hi):
+            bound.setPen(_dashed(theme.accent))
+        self.min_curve.setPen(pg.mkPen(low, width=2.5))
+        for bound in (self.min_lo, self.min_hi):
+            bound.setPen(_dashed(low))
+        self.markers.setSymbolBrush(pg.mkBrush(theme.highlight))
+        self.markers.setSymbolPen(pg.mkPen(theme.background))
+        self.now_line.setPen(_dashed(theme.highlight))
+        self._style_legends(theme)
+
+    def set_result(self, r: LogDomainResult) -> None:
+        c = r.curves
+        if c is not getattr(self, "_shown", None):  # the model caches them: new scores, new object
+            self._shown = c
+            pairs = ((self.max_curve, c.smooth_max), (self.max_lo, c.max_lo), (self.max_hi, c.max_hi),
+                     (self.min_curve, c.smooth_min), (self.min_lo, c.min_lo), (self.min_hi, c.min_hi))
+            for item, y in pairs:
+                item.setData(*finite_xy(c.t, y))
+            near = c.t <= Y_FOCUS_T
+            focus = np.concatenate([y[near] for _item, y in pairs])
+            self.getPlotItem().setYRange(*padded_range(focus, 0.2), padding=0)
+        t = r.temperature
+        self.markers.setData(*finite_xy(np.array([t, t]), np.array([r.smooth_max_t, r.smooth_min_t])))
+        self.now_line.setValue(math.log10(t))
+
+
+class SigmoidPlot(_LegendPlot):
+    """σ(d) on top of softmax([d, 0])₁ (they coincide), with the first two scores' d marked."""
+
+    def __init__(self):
+        super().__init__(tr("logdomain.sigmoid.title"), x_label=tr("logdomain.sigmoid.x"),
+                         y_label=tr("logdomain.sigmoid.y"))
+        item = self.getPlotItem()
+        item.setMouseEnabled(x=False, y=False)
+        self.softmax = item.plot([], [])
+        self.sigmoid = item.plot([], [])
+        self.marker = item.plot([], [], pen=None, symbol="o", symbolSize=10)
+        self.now_line = pg.InfiniteLine(angle=90, movable=False)
+        item.addItem(self.now_line, ignoreBounds=True)
+        legend = self._legend((1, 1), (-6, -4))  # the curve keeps to the other corners
+        legend.addItem(self.softmax, tr("logdomain.sigmoid.softmax"))
+        legend.addItem(self.sigmoid, tr("logdomain.sigmoid.sigmoid"))
+        item.setYRange(-0.05, 1.05, padding=0)
+        self.describe = lambda x, y: tr("logdomain.sigmoid.describe", d=fmt(x), y=fmt(y))
+        self.apply_theme(themes.current())
+
+    def theme_changed(self, theme: themes.Theme) -> None:
+        if not hasattr(self, "marker"):
+            return
+        wide = QColor(theme.accent)
+        wide.setAlpha(110)
+        self.softmax.setPen(pg.mkPen(wide, width=7))
+        self.sigmoid.setPen(pg.mkPen(theme.foreground, width=1.5))
+        self.marker.setSymbolBrush(pg.mkBrush(theme.highlight))
+        self.marker.setSymbolPen(pg.mkPen(theme.background))
+        self.now_line.setPen(_dashed(theme.highlight))
+        self._style_legends(theme)
+
+    def set_result(self, r: LogDomainResult) -> None:
+        s = r.sigmoid
+        if s.d is not getattr(self, "_shown", None):  # the grid is cached: redraw when it changes
+            self._shown = s.d
+            self.softmax.setData(*finite_xy(s.d, s.softmax))
+            self.sigmoid.setData(*finite_xy(s.d, s.sigmoid))
+            self.getPlotItem().setXRange(float(s.d[0]), float(s.d[-1]), padding=0.02)
+        mark_sigmoid(self.marker, self.now_line, s.pair_d, s.pair_sigmoid, s.d)
+
+
+class DifferencePlot(_LegendPlot):
+    """σ(d) − softmax([d, 0])₁ (exactly 0) and the textbook sigmoid's rounding, in units of 1e-16."""
+
+    def __init__(self):
+        super().__init__(tr("logdomain.diff.title"), x_label=tr("logdomain.sigmoid.x"),
+                         y_label=tr("logdomain.diff.y"))
+        item = self.getPlotItem()
+        item.setMouseEnabled(x=False, y=False)
+        self.naive = item.plot([], [], pen=None, symbol="o", symbolSize=4)
+        self.exact = item.plot([], [])
+        self.marker = item.plot([], [], pen=None, symbol="o", symbolSize=10)
+        self.now_line = pg.InfiniteLine(angle=90, movable=False)
+        item.addItem(self.now_line, ignoreBounds=True)
+        legend = self._legend((0, 0), (6, 4))
+        legend.addItem(self.exact, tr("logdomain.diff.exact"))
+        legend.addItem(self.naive, tr("logdomain.diff.naive"))
+        self.describe = lambda x, y: tr("logdomain.diff.describe", d=fmt(x), y=fmt(y, 2))
+        self.apply_theme(themes.current())
+
+    def theme_changed(self, theme: themes.Theme) -> None:
+        if not hasattr(self, "marker"):
+            return
+        self.exact.setPen(pg.mkPen(theme.accent, width=2.5))
+        self.naive.setSymbolBrush(pg.mkBrush(theme.series[1]))
+        self.naive.setSymbolPen(pg.mkPen(None))
+        self.marker.setSymbolBrush(pg.mkBrush(theme.highlight))
+        self.marker.setSymbolPen(pg.mkPen(theme.background))
+        self.now_line.setPen(_dashed(theme.highlight))
+        self._style_legends(theme)
+
+    def set_result(self, r: LogDomainResult) -> None:
+        s = r.sigmoid
+        if s.d is not getattr(self, "_shown", None):  # the grid is cached: redraw when it changes
+            self._shown = s.d
+            exact = s.difference / DIFF_UNIT
+            naive = s.naive_difference / DIFF_UNIT
+            self.exact.setData(*finite_xy(s.d, exact))
+            off = naive != 0  # the zeros lie on the exact line
+            self.naive.setData(*finite_xy(s.d[off], naive[off]))
+            item = self.getPlotItem()
+            item.setXRange(float(s.d[0]), float(s.d[-1]), padding=0.02)
+            lo, hi = padded_range(np.concatenate([exact, naive, [-1.0, 1.0]]), 1.0)  # room for the legend
+            item.setYRange(lo, hi, padding=0)
+        mark_sigmoid(self.marker, self.now_line, s.pair_d, s.pair_difference / DIFF_UNIT, s.d)
+
+
+def mark_sigmoid(marker, line, d: float, y: float, grid: np.ndarray) -> None:
+    """Mark the first two scores' d on a plot over ``grid`` (hidden without a finite d in it)."""
+    inside = bool(math.isfinite(d) and grid[0] <= d <= grid[-1])
+    marker.setData(*(([d], [y]) if inside and math.isfinite(y) else ([], [])))
+    line.setVisible(inside)
+    if inside:
+        line.setValue(d)
+
+
+def bar_labels(labels: tuple[str, ...]) -> tuple[str, ...]:
+    """The token labels, or their row numbers 1..n when the labels would crowd a half-width chart."""
+    if sum(len(label) for label in labels) <= BAR_LABEL_CHARS:
+        return labels
+    return tuple(str(i + 1) for i in range(len(labels)))
+
+
+def _log_text(v: float) -> str:
+    if math.isnan(v):
+        return "NaN"
+    if math.isinf(v):
+        return "-inf" if v < 0 else "inf"
+    return f"{v:.9g}"
+
+
+class LogTableWidget(QTableWidget):
+    """One row per token: c·s, log_softmax, and log(softmax) in float64 and float32.
+
+    Cells whose weight underflowed (−inf) and cells that lost digits are shaded.
+    """
+
+    COLUMNS = ("scores", "stable", "naive64", "naive32")
+
+    def __init__(self, parent=None):
+        super().__init__(0, len(self.COLUMNS), parent)
+        for c, key in enumerate(self.COLUMNS):
+            header = QTableWidgetItem(tr(f"logdomain.table.{key}"))
+            header.setToolTip(tr(f"logdomain.table.{key}.tooltip"))
+            self.setHorizontalHeaderItem(c, header)
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.verticalHeader().setDefaultSectionSize(22)
+        self._labels: tuple[str, ...] = ()
+        self._shown: list[list[tuple]] = []
+
+    def flags(self, row: int, column: int) -> str:
+        """"underflow", "lost" or "" for a cell (for tests)."""
+        return self._shown[row][column][1]
+
+    def show_table(self, labels: tuple[str, ...], t: LogTable, theme: themes.Theme) -> None:
+        n = len(labels)
+        if self.rowCount() != n:
+            self.setRowCount(n)
+            for r in range(n):
+                for c in range(len(self.COLUMNS)):
+                    item = QTableWidgetItem()
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                    self.setItem(r, c, item)
+            self._shown = [[()] * len(self.COLUMNS) for _ in range(n)]
+        if labels != self._labels:
+            self._labels = labels
+            self.setVerticalHeaderLabels(list(labels))
+        lost = QColor(theme.series[1])  # amber, distinct from the invalid red
+        lost.setAlpha(120)
+        brushes = {"underflow": QBrush(QColor(theme.invalid)), "lost": QBrush(lost), "": QBrush()}
+        columns = ((t.scores, None), (t.stable, None), (t.naive64, t.rel64), (t.naive32, t.rel32))
+        for c, (values, rel) in enumerate(columns):
+            under = LogTable.underflowed(values, t.stable) if rel is not None else np.zeros(n, bool)
+            lost_digits = LogTable.lost_digits(values, t.stable) if rel is not None else np.zeros(n, bool)
+            for r in range(n):
+                v = float(values[r])
+                text = f"{v:.6g}" if c == 0 else _log_text(v)
+                flag = "underflow" if under[r] else "lost" if lost_digits[r] else ""
+                if rel is None:
+                    tip = ""
+                elif flag == "underflow":
+                    tip = tr("logdomain.table.cell_underflow", stable=_log_text(float(t.stable[r])))
+                else:
+                    key = "logdomain.table.cell_lost" if flag else "logdomain.table.cell_ok"
+                    tip = tr(key, rel=f"{float(rel[r]):.1e}")
+                state = (text, flag, tip, theme.name)
+                if self._shown[r][c] == state:
+                    continue
+                self._shown[r][c] = state
+                item = self.item(r, c)
+                item.setText(text)
+                item.setToolTip(tip)
+                item.setBackground(brushes[flag])
+
+
+class LogDomainView(BaseView):
+    model: LogDomainModel
+
+    def build(self) -> None:
+        self.editor = self.score_editor()
+        self.temperature = ParamSlider(self.model, "temperature")
+        readouts = self.readout_box((
+            "logdomain.readout.lse", "logdomain.readout.max", "logdomain.readout.max_log_k",
+            "logdomain.readout.softmin", "logdomain.readout.min_bounds", "logdomain.readout.at_t",
+            "logdomain.readout.grad", "logdomain.readout.d", "logdomain.readout.sigmoid",
+            "logdomain.readout.softmax2", "logdomain.readout.sigmoid_diff",
+        ))
+        readouts.setTitle(tr("logdomain.readouts.title"))
+
+        self.lse = self.add_plot("lse", LsePlot())
+        self.gradient = self.add_plot("gradient", BarChart(
+            tr("logdomain.grad.title"),
+            [(tr("logdomain.grad.softmax"), "accent"), (tr("logdomain.grad.fd"), "secondary")],
+            y_label=tr("logdomain.grad.y"), value_labels=False, percent=False, legend_columns=2,
+            y_range=(-0.01, 1.3), value_name=tr("logdomain.grad.value"),
+        ))
+        self.sigmoid = self.add_plot("sigmoid", SigmoidPlot())
+        self.difference = self.add_plot("sigmoid_diff", DifferencePlot())
+
+        self.spread = ParamSlider(self.model, "spread")
+        self.table = LogTableWidget()
+        legend = QLabel(tr("logdomain.table.legend"))
+        legend.setWordWrap(True)
+        table_box = QGroupBox(tr("logdomain.table.title"))
+        box = QVBoxLayout(table_box)
+        box.setContentsMargins(6, 4, 6, 4)
+        box.addWidget(self.spread)
+        box.addWidget(self.table, 1)
+        box.addWidget(legend)
+
+        plots = QWidget()
+        grid = QGridLayout(plots)
+        grid.setContentsMargins(0, 0, 0, 0)
+        grid.addWidget(self.lse, 0, 0)
+        grid.addWidget(self.gradient, 0, 1)
+        grid.addWidget(self.sigmoid, 1, 0)
+        grid.addWidget(self.difference, 1, 1)
+        grid.addWidget(table_box, 2, 0, 1, 2)
+        grid.setRowStretch(0, 4)
+        grid.setRowStretch(1, 3)
+        grid.setRowStretch(2, 2)
+        self.arrange([self.editor, self.temperature, readouts], plots, min_width=320)
+
+    def redraw(self) -> None:
+        r = self.model.result(self.scores)
+        self.lse.set_result(r)
+        self.gradient.set_data(bar_labels(r.labels), [r.grad_softmax, r.grad_fd])
+        self.sigmoid.set_result(r)
+        self.difference.set_result(r)
+        self.table.show_table(r.labels, r.log_table, themes.current())
+
+        out = self.readouts
+        out["logdomain.readout.lse"].setText(fmt(r.lse))
+        out["logdomain.readout.max"].setText(fmt(r.max))
+        out["logdomain.readout.max_log_k"].setText(fmt(r.max_log_k))
+        out["logdomain.readout.softmin"].setText(fmt(r.softmin))
+        out["logdomain.readout.min_bounds"].setText(f"{fmt(r.min_log_k)} … {fmt(r.min)}")
+        out["logdomain.readout.at_t"].setText(tr("logdomain.at_t", smax=fmt(r.smooth_max_t), smin=fmt(r.smooth_min_t)))
+        diff = r.grad_max_difference
+        out["logdomain.readout.grad"].setText("NaN" if math.isnan(diff) else f"{diff:.1e}")
+        s = r.sigmoid
+        sigmoid_texts = {
+            "logdomain.readout.d": fmt(s.pair_d),
+            "logdomain.readout.sigmoid": fmt(s.pair_sigmoid, 9),
+            "logdomain.readout.softmax2": fmt(s.pair_softmax, 9),
+            "logdomain.readout.sigmoid_diff": (
+                "NaN" if math.isnan(s.pair_difference) else "0" if s.pair_difference == 0
+                else f"{s.pair_difference:.1e}"
+            ),
+        }
+        for key, text in sigmoid_texts.items():
+            out[key].setText(text if s.pair is not None else tr("logdomain.sigmoid.need_two"))
+

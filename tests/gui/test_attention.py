@@ -1,0 +1,290 @@
+"""The Attention view: model against compute, file loading, masks, the heatmap, the sweep, export."""
+
+import re
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
+from PySide6.QtGui import QDropEvent
+
+import compute
+from gui.model import attention as attn
+from gui.model.attention import AttentionModel, LoadError, load_arrays
+from gui.views.attention import SWEEP_DK
+from tests.conftest import ROOT, run_main
+
+
+def qkv(seed=0, heads=2, n=6, d=8):
+    rng = np.random.default_rng(seed)
+    return tuple(rng.standard_normal((heads, n, d)) for _ in range(3))
+
+
+# -- the model ---------------------------------------------------------------------------
+@pytest.mark.parametrize(("scaling", "scale"), [("sqrt_dk", None), ("none", 1.0), ("custom", 1 / 0.5)])
+def test_weights_and_output_are_compute_attention_to_the_bit(scaling, scale):
+    m = AttentionModel(n=12, d_k=16, heads=2, seed=3, scaling=scaling, temperature=0.5, causal="on", padding=2)
+    r = m.result()
+    q, k, v = attn.random_qkv(12, 16, 2, 3)
+    w, out = compute.attention(q, k, v, scale=scale, causal=True, mask=compute.padding_mask(12, 2))
+    assert np.array_equal(r.weights, w) and np.array_equal(r.output, out)
+    assert np.array_equal(r.scores, compute.attention_scores(q, k, scale=scale))
+    assert np.array_equal(r.raw, compute.attention_scores(q, k, scale=1.0))
+    a = m.arrays()
+    assert np.array_equal(a["weights"].data, w[0]) and np.array_equal(a["output"].data, out[0])
+    assert np.array_equal(a["q"].data, q[0])
+    # the selected row's steps: masked keys are -inf and get exactly zero weight
+    m.query, m.head = 5, 2
+    r = m.result()
+    assert r.head == 1 and r.query == 4
+    assert np.all(np.isneginf(r.steps.scores[5:]))
+    np.testing.assert_allclose(r.steps.probs, w[1, 4], rtol=1e-12, atol=1e-15)
+
+
+def test_scale_without_sqrt_saturates_rows():
+    m = AttentionModel(n=32, d_k=512, scaling="none")
+    unscaled = m.result().weights.max(axis=-1).mean()
+    m.scaling = "sqrt_dk"
+    scaled = m.result()
+    assert unscaled > 0.9 > scaled.weights.max(axis=-1).mean()
+    assert scaled.std_raw == pytest.approx(np.sqrt(512), rel=0.15)
+    assert scaled.std_scaled == pytest.approx(1.0, rel=0.15)
+
+
+def test_sentence_source_is_deterministic_with_token_labels():
+    m = AttentionModel(source="sentence", d_k=16, heads=2, seed=1)
+    m.sentence = "the cat sat on the mat"
+    r = m.result()
+    assert r.q_labels == ("the·1", "cat", "sat", "on", "the·5", "mat") == r.k_labels
+    assert r.weights.shape == (2, 6, 6)
+    # the same token gets the same embedding, hence the same query in every head
+    assert np.array_equal(r.q[:, 0], r.q[:, 4])
+    again = AttentionModel(source="sentence", d_k=16, heads=2, seed=1, sentence="the cat sat on the mat").result()
+    assert np.array_equal(again.q, r.q)
+    code = ("import numpy as np; from gui.model.attention import token_embedding as t;"
+            "print(repr(t('cat', 4).tolist()))")
+    other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                           env={"PYTHONHASHSEED": "123", "PATH": ""}, check=True)
+    assert eval(other.stdout) == attn.token_embedding("cat", 4).tolist()  # stable across processes
+
+
+def test_load_a_good_npz_and_npy(tmp_path):
+    q, k, v = qkv()
+    mask = np.ones((6, 6), dtype=bool)
+    mask[2] = False
+    np.savez(tmp_path / "good.npz", q=q.astype(np.float32), k=k, v=v, mask=mask)
+    m = AttentionModel()
+    m.load_file(tmp_path / "good.npz")
+    assert m.source == "file" and m.file_path.endswith("good.npz")
+    r = m.result()
+    w, _ = compute.attention(q.astype(np.float32).astype(np.float64), k, v, mask=mask)
+    assert np.array_equal(r.weights, w)
+    assert r.masked_row_indices == [2] and not r.weights[0, 2].any()
+    np.save(tmp_path / "stack.npy", np.stack([q[0], k[0], v[0]]))
+    m.load_file(tmp_path / "stack.npy")
+    assert m.result().weights.shape == (1, 6, 6)
+
+
+def _bad_files(tmp_path):
+    q, k, v = qkv()
+    np.savez(tmp_path / "shape.npz", q=q, k=k[:, :, :5], v=v)
+    np.savez(tmp_path / "dtype.npz", q=q.astype(np.complex128), k=k, v=v)
+    np.savez(tmp_path / "missing.npz", q=q, v=v)
+    np.savez(tmp_path / "mask.npz", q=q, k=k, v=v, mask=np.ones((3, 3), dtype=bool))
+    np.save(tmp_path / "pickle.npy", np.array([{"q": 1}], dtype=object), allow_pickle=True)
+    np.savez(tmp_path / "pickle.npz", q=np.array([None, 1], dtype=object), k=k, v=v)
+    (tmp_path / "text.npz").write_text("not numpy")
+    return [
+        ("shape.npz", "same last dimension"),
+        ("dtype.npz", "dtype complex128"),
+        ("missing.npz", "no array named 'k'"),
+        ("mask.npz", "array 'mask' has shape (3, 3)"),
+        ("pickle.npy", "pickled"),
+        ("pickle.npz", "pickled"),
+        ("text.npz", "not a NumPy"),
+        ("absent.npz", "cannot read absent.npz"),
+    ]
+
+
+def test_bad_files_say_what_is_wrong_and_keep_the_state(tmp_path):
+    m = AttentionModel(n=5)
+    before = m.result().weights
+    for name, message in _bad_files(tmp_path):
+        with pytest.raises(LoadError, match=re.escape(message)):
+            m.load_file(tmp_path / name)
+        assert m.source == "random" and m.loaded is None and m.file_path == ""
+        assert np.array_equal(m.result().weights, before)
+    with pytest.raises(LoadError, match="cannot read"):
+        load_arrays(tmp_path)  # a folder
+
+
+def test_sizes_beyond_a_quarter_of_the_memory_are_refused(monkeypatch):
+    m = AttentionModel()
+    monkeypatch.setattr(attn, "memory_limit", lambda: 10 * 1024**2)
+    with pytest.raises(ValueError, match="quarter of this machine's memory"):
+        m.set_param("n", 2048)
+    assert m.n == 8
+    m.set_param("n", 16)
+    assert m.n == 16
+    assert attn.total_ram() > 0
+
+
+def test_fully_masked_rows_are_flagged():
+    m = AttentionModel(n=6, padding=6)
+    r = m.result()
+    assert r.masked_row_indices == list(range(6)) and not r.weights.any() and not r.output.any()
+    assert np.isnan(r.steps.probs).all()
+    m.padding, m.causal = 0, "on"
+    assert m.result().masked_row_indices == []
+
+
+# -- the widget --------------------------------------------------------------------------
+def settle(qtbot, view):
+    qtbot.wait(30)
+    view.flush()
+
+
+def click_cell(qtbot, heatmap, row, col):
+    vb = heatmap.getPlotItem().getViewBox()
+    pos = heatmap.mapFromScene(vb.mapViewToScene(QPointF(col + 0.5, row + 0.5)))
+    qtbot.mouseClick(heatmap.viewport(), Qt.MouseButton.LeftButton, pos=pos)
+
+
+def test_clicking_a_row_selects_the_query(qtbot, make_view, lab):
+    view = make_view("attention")
+    model = lab.models["attention"]
+    click_cell(qtbot, view.weights, 3, 1)
+    assert model.query == 4
+    settle(qtbot, view)
+    r = model.result()
+    np.testing.assert_array_equal(view.bars.heights[0], r.weights[0, 3])
+    assert view.steps.item(0, 5).text() == f"{r.steps.probs[0]:.3f}"
+    assert view.weights.highlight.isVisible() and view.weights.highlight.rect().y() == 3
+    np.testing.assert_array_equal(view.weights.full_matrix, r.weights[0])
+
+
+def test_causal_and_padding_toggles_update_overlay_and_weights(qtbot, make_view, lab):
+    view = make_view("attention")
+    model = lab.models["attention"]
+    assert not view.weights.overlay.isVisible()
+    view.causal.click()
+    assert model.causal == "on"
+    settle(qtbot, view)
+    assert view.weights.overlay.isVisible()
+    alpha = view.weights.overlay.image[..., 3]
+    np.testing.assert_array_equal(alpha > 0, ~compute.causal_mask(8, 8))
+    assert np.allclose(np.triu(view.weights.full_matrix, 1), 0)
+    view.spins["padding"].setValue(8)
+    settle(qtbot, view)
+    assert (view.weights.overlay.image[..., 3] > 0).all()
+    assert "8:" in view.readouts["attention.readout.masked"].text()
+    view.spins["padding"].setValue(0)
+    view.causal.click()
+    settle(qtbot, view)
+    assert not view.weights.overlay.isVisible()
+
+
+def test_load_button_and_drop_good_and_bad_files(qtbot, make_view, lab, tmp_path, monkeypatch):
+    from PySide6.QtWidgets import QFileDialog
+
+    view = make_view("attention")
+    model = lab.models["attention"]
+    bad = _bad_files(tmp_path)
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(tmp_path / "missing.npz"), ""))
+    view.load_button.click()
+    assert "no array named 'k'" in view.note.text() and model.source == "random"
+    q, k, v = qkv(heads=1, n=5)
+    np.savez(tmp_path / "good.npz", q=q, k=k, v=v)
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(tmp_path / "good.npz"), ""))
+    view.load_button.click()
+    assert model.source == "file" and "good.npz" in view.note.text()
+    settle(qtbot, view)
+    assert view.weights.full_matrix.shape == (5, 5)
+
+    def drop(path):
+        mime = QMimeData()
+        mime.setUrls([QUrl.fromLocalFile(str(path))])
+        event = QDropEvent(QPointF(QPoint(50, 50)), Qt.DropAction.CopyAction, mime,
+                           Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+        view.dropEvent(event)
+        return event
+
+    assert bad[0][0] == "shape.npz"
+    drop(tmp_path / "shape.npz")
+    assert "same last dimension" in view.note.text()
+    assert model.loaded.path == "good.npz"  # kept
+    q, k, v = qkv(heads=3, n=7)
+    np.savez(tmp_path / "three.npz", q=q, k=k, v=v)
+    assert drop(tmp_path / "three.npz").isAccepted()
+    settle(qtbot, view)
+    assert model.result().heads == 3 and view.weights.full_matrix.shape == (7, 7)
+
+
+def test_sweep_finishes_and_draws_and_can_be_cancelled(qtbot, make_view, lab, monkeypatch):
+    view = make_view("attention")
+    qtbot.waitUntil(lambda: not view.sweep_running and view.sweep_data is not None, timeout=20000)
+    assert len(view.sweep.entropy_scaled.xData) == len(SWEEP_DK)
+    assert view.arrays()["dk_sweep"].data.shape == (len(SWEEP_DK), 7)
+
+    def slow(n, d_ks, seed=0, heads=1, progress=None, cancelled=None):
+        for i in range(400):
+            if cancelled():
+                raise compute.Cancelled()
+            time.sleep(0.01)
+            if progress is not None:
+                progress(i + 1, 400)
+        raise AssertionError("never cancelled")
+
+    monkeypatch.setattr(compute, "dk_sweep", slow)
+    lab.models["attention"].n = 9
+    qtbot.waitUntil(lambda: view._sweep_thread is not None, timeout=5000)
+    qtbot.waitUntil(lambda: view.sweep_bar.value() > 0, timeout=5000)
+    view.sweep_cancel.click()
+    qtbot.waitUntil(lambda: not view.sweep_running, timeout=5000)
+    assert view.sweep_bar.format() == "sweep cancelled"
+    lab.models["attention"].n = 10  # a new n starts a new (slow) sweep; closing the view cancels it
+    qtbot.waitUntil(lambda: view._sweep_thread is not None, timeout=5000)
+    thread = view._sweep_thread
+    view.close()
+    assert thread.isFinished() and thread.cancelled
+
+
+def test_large_matrices_are_shown_as_block_maxima(qtbot, make_view, lab):
+    model = lab.models["attention"]
+    model.n, model.d_k = 600, 4
+    view = make_view("attention")
+    settle(qtbot, view)
+    assert view.weights.matrix.shape == (300, 300)
+    assert "300 x 300 block maxima of 600 x 600" in view.note.text()
+    assert view.arrays()["weights"].data.shape == (600, 600)
+
+
+def test_export_writes_plots_and_full_arrays(qtbot, make_view, lab, tmp_path):
+    from gui.export import export_view, read_npz
+
+    model = lab.models["attention"]
+    model.update_from_dict({"heads": 2, "head": 2, "causal": "on", "n": 6})
+    view = make_view("attention")
+    written = export_view(view, "attention", tmp_path)
+    names = {p.name for p in written}
+    assert {"attention_weights.png", "attention_weights.svg", "attention.npz", "attention_weights.csv"} <= names
+    data = read_npz(tmp_path / "attention.npz")
+    for key, a in model.arrays().items():
+        assert np.array_equal(data[key], a.data)
+    assert np.array_equal(data["weights"], model.result().weights[1])
+    text = (tmp_path / "attention_weights.csv").read_text().splitlines()
+    assert text[0] == "label," + ",".join(str(j) for j in range(1, 7)) and len(text) == 7
+
+
+def test_headless_export(tmp_path):
+    result = run_main("export", "--view", "attention", "--n", "16", "--d_k", "64", "--heads", "2",
+                      "--causal", "on", "--padding", "2", "--out", str(tmp_path), "--arrays-only")
+    assert result.returncode == 0, result.stderr
+    from gui.export import read_npz
+
+    data = read_npz(tmp_path / "attention.npz")
+    m = AttentionModel(n=16, d_k=64, heads=2, causal="on", padding=2)
+    assert np.array_equal(data["weights"], m.result().weights[0])
+    assert (tmp_path / "attention_weights.csv").exists()
