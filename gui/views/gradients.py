@@ -14,44 +14,23 @@ from gui.format import fmt
 from gui.model.gradients import GradientsModel
 from gui.model.temperature import CURVE_T
 from gui.model.texts import tr
-from gui.qt import pg
 from gui.views.base import BaseView
 from gui.widgets.heatmap import Heatmap
-from gui.widgets.plot import BarChart, Plot
+from gui.widgets.plot import BarChart, TemperatureCurve
 from gui.widgets.sliders import ParamChoice, ParamSlider
 
 
-class SaturationPlot(Plot):
+class SaturationPlot(TemperatureCurve):
     """The largest Jacobian entry against log T, with the current T marked."""
 
     def __init__(self):
-        super().__init__(tr("gradients.saturation.title"), x_label=tr("plot.entropy.x"),
-                         y_label=tr("gradients.saturation.y"))
-        item = self.getPlotItem()
-        item.setLogMode(x=True, y=False)
-        item.setMouseEnabled(x=False, y=False)
-        self.curve = item.plot([], [])
-        self.marker = item.plot([], [], pen=None, symbol="o", symbolSize=11)
-        self.now_line = pg.InfiniteLine(angle=90, movable=False)
-        item.addItem(self.now_line, ignoreBounds=True)
-        item.setXRange(-2.15, 2.15, padding=0)
-        item.getAxis("bottom").setTicks([[(d, f"{10.0 ** d:g}") for d in range(-2, 3)], []])
-        self.describe = lambda x, y: f"T = {fmt(x)}, max |∂α/∂s| = {fmt(y)}"
+        super().__init__(tr("gradients.saturation.title"), y_label=tr("gradients.saturation.y"),
+                         describe_y="max |∂α/∂s|")
         self.apply_theme(themes.current())
 
-    def theme_changed(self, theme: themes.Theme) -> None:
-        if not hasattr(self, "curve"):
-            return
-        self.curve.setPen(pg.mkPen(theme.accent, width=2))
-        self.marker.setSymbolBrush(pg.mkBrush(theme.highlight))
-        self.marker.setSymbolPen(pg.mkPen(theme.background))
-        self.now_line.setPen(pg.mkPen(theme.highlight, width=1, style=pg.QtCore.Qt.PenStyle.DashLine))
-
     def set_curve(self, t: np.ndarray, y: np.ndarray, t_now: float, y_now: float) -> None:
+        super().set_curve(t, y, t_now, y_now)
         ok = np.isfinite(y)
-        self.curve.setData(t[ok], y[ok])  # pyqtgraph warns on all-NaN data
-        self.marker.setData(*(([t_now], [y_now]) if math.isfinite(y_now) else ([], [])))
-        self.now_line.setValue(math.log10(t_now))
         top = float(y[ok].max()) if ok.any() else 1.0
         self.getPlotItem().setYRange(0, max(top, y_now if math.isfinite(y_now) else 0, 1e-6) * 1.1, padding=0)
 

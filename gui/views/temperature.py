@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
@@ -14,55 +12,33 @@ from gui.model.temperature import TemperatureModel
 from gui.model.texts import tr
 from gui.qt import pg
 from gui.views.base import BaseView
-from gui.widgets.plot import BarChart, Plot
+from gui.widgets.plot import BarChart, TemperatureCurve
 from gui.widgets.sliders import ParamSlider, ValueSlider
 
 GAP_MAX = 10.0
 
 
-class EntropyPlot(Plot):
+class EntropyPlot(TemperatureCurve):
     """Entropy against log T, with the current T marked and both limits drawn."""
 
     def __init__(self):
-        super().__init__(tr("plot.entropy.title"), x_label=tr("plot.entropy.x"),
-                         y_label=tr("plot.entropy.y"))
-        item = self.getPlotItem()
-        item.setLogMode(x=True, y=False)
-        item.setMouseEnabled(x=False, y=False)
-        self.curve = item.plot([], [])
-        self.marker = item.plot([], [], pen=None, symbol="o", symbolSize=11)
-        self.now_line = pg.InfiniteLine(angle=90, movable=False)
-        label_opts = {"position": 0.0, "anchors": [(0, 1), (0, 1)]}
+        super().__init__(tr("plot.entropy.title"), y_label=tr("plot.entropy.y"), describe_y="H")
+        label_opts = {"anchors": [(0, 1), (0, 1)]}
         self.cold = pg.InfiniteLine(angle=0, movable=False, label="", labelOpts={**label_opts, "position": 0.02})
         self.hot = pg.InfiniteLine(angle=0, movable=False, label="", labelOpts={**label_opts, "position": 0.45})
-        for line in (self.now_line, self.cold, self.hot):
-            item.addItem(line, ignoreBounds=True)
-        item.setXRange(-2.15, 2.15, padding=0)
-        decades = [(d, f"{10.0 ** d:g}") for d in range(-2, 3)]
-        item.getAxis("bottom").setTicks([decades, []])
-        self.describe = lambda x, y: f"T = {fmt(x)}, H = {fmt(y)} nats"
+        for line in (self.cold, self.hot):
+            self.getPlotItem().addItem(line, ignoreBounds=True)
         self.apply_theme(themes.current())
 
     def theme_changed(self, theme: themes.Theme) -> None:
-        if not hasattr(self, "curve"):
+        super().theme_changed(theme)
+        if not hasattr(self, "hot"):
             return
-        self.curve.setPen(pg.mkPen(theme.accent, width=2))
-        self.marker.setSymbolBrush(pg.mkBrush(theme.highlight))
-        self.marker.setSymbolPen(pg.mkPen(theme.background))
-        self.now_line.setPen(pg.mkPen(theme.highlight, width=1, style=pg.QtCore.Qt.PenStyle.DashLine))
         for line in (self.cold, self.hot):
             line.setPen(pg.mkPen(theme.muted, width=1, style=pg.QtCore.Qt.PenStyle.DotLine))
             line.label.setColor(theme.muted)
 
-    def set_curve(self, t, h, t_now, h_now, h_cold, h_hot, n) -> None:
-        # pyqtgraph warns on all-NaN data (it takes nanmin of it): show nothing instead
-        ok = np.isfinite(h)
-        self.curve.setData(t[ok], h[ok])
-        if np.isfinite(h_now):
-            self.marker.setData([t_now], [h_now])
-        else:
-            self.marker.setData([], [])
-        self.now_line.setValue(math.log10(t_now))
+    def set_limits(self, h_cold: float, h_hot: float, n: int) -> None:
         self.cold.setValue(0.0 if not np.isfinite(h_cold) else h_cold)
         self.cold.label.setFormat(tr("plot.entropy.cold", h=fmt(h_cold)))
         self.hot.setValue(h_hot)
@@ -113,8 +89,8 @@ class TemperatureView(BaseView):
         t = self.model.temperature
         self.bars.set_series_name(0, tr("plot.compare.current", t=f"{t:.3g}"))
         self.bars.set_data(r.labels, [r.probs, r.probs_t1])
-        self.entropy.set_curve(r.curve_t, r.curve_entropy, t, r.entropy,
-                          r.entropy_cold, r.entropy_hot, len(r.labels))
+        self.entropy.set_curve(r.curve_t, r.curve_entropy, t, r.entropy)
+        self.entropy.set_limits(r.entropy_cold, r.entropy_hot, len(r.labels))
         self.readouts["readout.entropy"].setText(f"{fmt(r.entropy)} nats")
         if r.ratio is None:
             self.readouts["readout.ratio"].setText(tr("param.gap.unavailable"))
