@@ -26,18 +26,7 @@ from compute import (
     softmax,
     softmax_jacobian,
 )
-
-INF = np.inf
-NAN = np.nan
-FLOAT_DTYPES = [np.float16, np.float32, np.float64]
-EPS = {np.dtype(d): float(np.finfo(d).eps) for d in FLOAT_DTYPES}
-
-
-def ref(fn, *args, **kwargs):
-    """Call a reference function with all warnings silenced."""
-    with warnings.catch_warnings(), np.errstate(all="ignore"):
-        warnings.simplefilter("ignore")
-        return fn(*args, **kwargs)
+from tests.compute.support import EPS, FLOAT_DTYPES, INF, NAN, ref
 
 
 def central_diff(f, x, h=1e-6):

@@ -10,7 +10,6 @@ NumPy inside ``compute`` fails these tests.
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 import pytest
@@ -28,17 +27,10 @@ from compute import (
     smooth_min_curve,
     softmax,
 )
+from tests.compute.support import INF, NAN, ref
 
-INF = np.inf
-NAN = np.nan
 CURVE_T = np.logspace(-2.0, 2.0, 241)
 
-
-def ref(fn, *args, **kwargs):
-    """Call a reference function with all warnings silenced."""
-    with warnings.catch_warnings(), np.errstate(all="ignore"):
-        warnings.simplefilter("ignore")
-        return fn(*args, **kwargs)
 
 
 def scipy_smooth_max(x, t):
