@@ -45,6 +45,8 @@ def _all_params():
 
 
 def _describe(p) -> str:
+    if p.kind == "path":
+        return "a file to load"
     if p.kind == "choice":
         return f"one of {', '.join(p.choices)}, default {p.default}"
     if p.kind == "int":
@@ -64,6 +66,8 @@ def _add_param_option(parser: argparse.ArgumentParser, name: str, owners) -> Non
     if kinds == {"choice"}:
         choices = list(dict.fromkeys(c for _view, p in owners for c in p.choices))
         parser.add_argument(f"--{name}", choices=choices, default=None, help=help_text)
+    elif kinds == {"path"}:
+        parser.add_argument(f"--{name}", default=None, metavar="PATH", help=help_text)
     elif kinds == {"int"}:
         parser.add_argument(f"--{name}", type=int, default=None, metavar="N", help=help_text)
     else:  # each model rejects what does not fit it

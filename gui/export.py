@@ -65,7 +65,7 @@ def _npz_writer(arrays: dict[str, ExportArray]) -> Callable[[Path], None]:
     def write(tmp: Path) -> None:
         payload: dict[str, np.ndarray] = {}
         for name, a in arrays.items():
-            payload[name] = a.data
+            payload[name] = a.data if a.npz_data is None else a.npz_data
             payload[f"{name}__columns"] = np.array(a.columns, dtype=str)
             if a.rows is not None:
                 payload[f"{name}__rows"] = np.array(a.rows, dtype=str)

@@ -11,6 +11,7 @@ Fields declared without them are view-only state: not saved, not options.
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -24,8 +25,9 @@ if TYPE_CHECKING:
 class Param:
     """Metadata for one parameter of a view model.
 
-    ``kind`` is "float" (range, optional log scale), "int" (range) or
-    "choice" (one of ``choices``).
+    ``kind`` is "float" (range, optional log scale), "int" (range),
+    "choice" (one of ``choices``) or "path" (a file to read; "" for none —
+    the model's own ``set_param`` does the reading and refuses bad files).
     """
 
     name: str
@@ -38,6 +40,10 @@ class Param:
 
     def check(self, value: Any) -> Any:
         """Return ``value`` in the parameter's type, or raise ValueError saying what is wrong."""
+        if self.kind == "path":
+            if not isinstance(value, (str, os.PathLike)):
+                raise ValueError(f"{self.name} must be a file path, got {value!r}")
+            return os.fspath(value)
         if self.kind == "choice":
             if value not in self.choices:
                 raise ValueError(f"{self.name} must be one of {', '.join(self.choices)}, got {value!r}")
@@ -69,6 +75,11 @@ def param(default: float, *, minimum: float, maximum: float, log: bool = False,
     return field(default=default, metadata={"param": Param("", default, minimum, maximum, log, kind)})
 
 
+def path_param() -> Any:
+    """Declare a file-path field of a view model ("" means no file)."""
+    return field(default="", metadata={"param": Param("", "", kind="path")})
+
+
 def choice(default: str, choices: tuple[str, ...]) -> Any:
     """Declare a field of a view model that takes one of a few names."""
     if default not in choices:
@@ -82,13 +93,19 @@ class ExportArray:
 
     ``data`` is 1-D (one column) or 2-D (one column per entry of
     ``columns``); ``rows`` optionally labels each row (the token labels).
+    ``npz_data``, when given, is what the .npz holds instead of ``data``.
     """
 
     data: np.ndarray
     columns: tuple[str, ...]
     rows: tuple[str, ...] | None = None
+    #: The full array for the .npz when ``data`` is a 2-D slice of it (e.g. one
+    #: head of a (heads, n, d) stack); the CSV always holds ``data``.
+    npz_data: np.ndarray | None = None
 
     def __post_init__(self) -> None:
+        if self.npz_data is not None and self.npz_data.ndim < self.data.ndim:
+            raise ValueError("npz_data holds the full array: at least as many axes as data")
         ncols = 1 if self.data.ndim == 1 else self.data.shape[1]
         if self.data.ndim not in (1, 2) or ncols != len(self.columns):
             raise ValueError(

@@ -361,3 +361,38 @@ def test_texts_merge_one_file_per_view_and_fall_back_to_english(monkeypatch):
     assert texts.tr("view.calculator.title") == "Calculator"
     with pytest.raises(KeyError):
         texts.tr("no.such.key")
+
+
+def test_path_parameters_take_file_names_and_reject_other_values():
+    from dataclasses import dataclass
+    from typing import ClassVar
+
+    from psygnal import evented
+
+    from gui.model.base import ViewModel, path_param
+
+    @evented
+    @dataclass
+    class Files(ViewModel):
+        name: ClassVar[str] = "files"
+        file: str = path_param()
+
+    m = Files()
+    spec = m.params()["file"]
+    assert spec.kind == "path" and spec.default == ""
+    m.set_param("file", ROOT / "README.md")
+    assert m.file == str(ROOT / "README.md") and m.to_dict() == {"file": str(ROOT / "README.md")}
+    with pytest.raises(ValueError, match="must be a file path"):
+        m.set_param("file", 3.0)
+
+
+def test_export_array_can_carry_the_full_array_for_the_npz(tmp_path):
+    from gui.export import _npz_writer, read_npz
+
+    stack = np.arange(24, dtype=np.float64).reshape(2, 3, 4)
+    a = ExportArray(stack[0], ("a", "b", "c", "d"), npz_data=stack)
+    target = tmp_path / "x.npz"
+    _npz_writer({"w": a})(target)
+    assert np.array_equal(read_npz(target)["w"], stack)
+    with pytest.raises(ValueError, match="full array"):
+        ExportArray(stack[0], ("a", "b", "c", "d"), npz_data=stack[0, 0])
