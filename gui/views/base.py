@@ -60,6 +60,7 @@ class BaseView(QWidget):
         self.model = model
         self.redraw_count = 0
         self._plots: dict[str, Plot] = {}
+        self.readouts: dict[str, QLabel] = {}  # filled by readout_box / add_readouts
 
         self.content = QWidget()
         self.explain = QTextBrowser()
@@ -101,10 +102,13 @@ class BaseView(QWidget):
         return editor
 
     def readout_box(self, keys: tuple[str, ...]) -> QGroupBox:
-        """Caption/value rows for ``keys``; the value labels land in ``self.readouts``."""
+        """A box of caption/value rows for ``keys`` (see :meth:`add_readouts`)."""
         box = QGroupBox()
-        form = QFormLayout(box)
-        self.readouts: dict[str, QLabel] = {}
+        self.add_readouts(QFormLayout(box), keys)
+        return box
+
+    def add_readouts(self, form: QFormLayout, keys: tuple[str, ...]) -> None:
+        """Caption/value rows for ``keys`` in ``form``; the value labels land in ``self.readouts``."""
         for key in keys:
             caption = QLabel(tr(key) + ":")
             value = QLabel("–")
@@ -114,7 +118,6 @@ class BaseView(QWidget):
                 w.setToolTip(tr(f"{key}.tooltip"))
             form.addRow(caption, value)
             self.readouts[key] = value
-        return box
 
     def arrange(self, controls: list[QWidget], plots: QWidget, *, min_width: int = 300) -> None:
         """Controls in a column on the left (the first one stretches), plots on the right."""

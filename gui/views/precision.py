@@ -365,14 +365,7 @@ class PrecisionView(BaseView):
         self.seed = ParamSpin(self.model, "seed")
         form.addRow(tr("param.length.label") + ":", self.length)
         form.addRow(tr("param.seed.label") + ":", self.seed)
-        for key in ("readout.precision.sum_plain", "readout.precision.sum_renormalised"):
-            caption, value = QLabel(tr(key) + ":"), QLabel("–")
-            value.setObjectName(key)
-            value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-            for w in (caption, value):
-                w.setToolTip(tr(f"{key}.tooltip"))
-            form.addRow(caption, value)
-            self.readouts[key] = value
+        self.add_readouts(form, ("readout.precision.sum_plain", "readout.precision.sum_renormalised"))
         return box
 
     def _mask_box(self) -> QGroupBox:
