@@ -10,6 +10,8 @@ Sources
     random embedding seeded by the CRC-32 of its text (the same token always
     gets the same vector, across runs and machines), and seeded random
     projections W_q, W_k, W_v per head turn the embeddings into Q, K, V.
+    ``tables``: editable Q, K, V of at most 16 tokens and d <= 16 (one head),
+    started from head 1 of what was shown (see :meth:`AttentionModel.start_tables`).
     ``file``: arrays loaded from a ``.npz`` (arrays ``q``, ``k``, ``v`` and
     optionally a boolean ``mask``) or a ``.npy`` holding a (3, [heads,] n, d)
     stack of q, k, v; see :func:`load_arrays`.  With this source ``n``,
@@ -18,15 +20,18 @@ Sources
 Parameters (controls, ``--NAME`` options, session entries)
     ``causal`` is a choice, ``off`` or ``on`` (``--causal on``), so that the
     command line reads plainly.  ``padding`` masks the last m keys.  ``head``
-    and ``query`` are 1-based and clamped to the data.
+    and ``query`` are 1-based and clamped to the data; ``head`` 0 means all
+    heads (the view draws a grid of them; the bars, the steps and the export
+    use head 1).
 
 Plain fields (view state, not saved)
-    ``sentence``, ``file_path`` and ``loaded`` (the validated arrays of the
-    last good file).
+    ``sentence``, ``file_path``, ``loaded`` (the validated arrays of the
+    last good file) and ``tables`` (the tables source's arrays).
 """
 
 from __future__ import annotations
 
+import math
 import os
 import zipfile
 import zlib
@@ -38,11 +43,13 @@ import numpy as np
 from psygnal import evented
 
 import compute
-from gui.model.base import ExportArray, ViewModel, choice, param
+from gui.model.base import ExportArray, ViewModel, choice, param, path_param
 from gui.model.calculator import STEP_COLUMNS
 from gui.model.scores import ScoreRow
 
-SOURCES = ("random", "sentence", "file")
+SOURCES = ("random", "sentence", "file", "tables")
+#: The tables source holds at most this many tokens and this d (d_v).
+MAX_TABLE = 16
 SCALINGS = ("sqrt_dk", "none", "custom")
 SWITCH = ("off", "on")
 DEFAULT_SENTENCE = "the cat sat on the mat because it was tired"
@@ -176,6 +183,38 @@ def load_arrays(path: str | os.PathLike) -> LoadedArrays:
     raise LoadError(f"{where} is not a NumPy .npz or .npy file; expected {_EXPECTED}")
 
 
+@dataclass(frozen=True, eq=False)  # compared by identity, like LoadedArrays
+class TableArrays:
+    """The tables source: float64 q (n, d), k (n, d), v (n, d_v), n and d at most MAX_TABLE."""
+
+    q: np.ndarray
+    k: np.ndarray
+    v: np.ndarray
+
+    def with_value(self, which: str, row: int, col: int, value: float) -> TableArrays:
+        return self.with_block(which, row, col, np.array([[value]]), np.ones((1, 1), dtype=bool))
+
+    def with_block(self, which: str, row: int, col: int, block: np.ndarray, good: np.ndarray) -> TableArrays:
+        """A copy with the ``good`` cells of ``block`` written at (row, col) of array ``which``."""
+        arrays = {"q": self.q, "k": self.k, "v": self.v}
+        a = arrays[which].copy()
+        target = a[row:row + block.shape[0], col:col + block.shape[1]]
+        fit = block[:target.shape[0], :target.shape[1]]
+        np.copyto(target, fit, where=good[:target.shape[0], :target.shape[1]])
+        arrays[which] = a
+        return TableArrays(**arrays)
+
+
+def default_tables(core: AttentionCore | None, d_k: int, seed: int) -> TableArrays:
+    """Head 1 of ``core`` (what is shown now) cut to MAX_TABLE tokens and d, or seeded random values."""
+    if core is None:
+        q, k, v = random_qkv(MAX_TABLE // 2, min(d_k, MAX_TABLE), 1, seed)
+    else:
+        q, k, v = core.q, core.k, core.v
+    n = min(q.shape[1], k.shape[1], MAX_TABLE)
+    return TableArrays(*(np.array(a[0, :n, :MAX_TABLE], dtype=np.float64) for a in (q, k, v)))
+
+
 # -- the data sources --------------------------------------------------------------------
 def tokens_of(sentence: str) -> list[str]:
     return sentence.split()[:MAX_N] or ["(empty)"]
@@ -239,6 +278,7 @@ class AttentionResult:
     head: int  # 0-based
     query: int  # 0-based
     steps: compute.SoftmaxSteps  # the selected query row of the selected head
+    show_all: bool = False  # head 0: all heads in a grid
 
     def __getattr__(self, name):  # the core's fields read through the result
         return getattr(self.core, name)
@@ -254,6 +294,11 @@ class AttentionResult:
     @property
     def heads(self) -> int:
         return self.core.weights.shape[0]
+
+    @property
+    def all_heads(self) -> bool:
+        """``head`` 0: every head is shown (``head`` is then head 1, the one the rest shows)."""
+        return self.show_all
 
     @property
     def row(self) -> np.ndarray:
@@ -272,6 +317,143 @@ class AttentionResult:
         return np.column_stack([s.scores, s.scaled, raw, s.shifted, s.exps, s.probs, s.log_probs])
 
 
+@dataclass(frozen=True, eq=False)
+class CoreInputs:
+    """An immutable snapshot of everything the core depends on (see AttentionModel.snapshot)."""
+
+    source: str
+    n: int
+    d_k: int
+    heads: int
+    seed: int
+    scaling: str
+    temperature: float
+    causal: str
+    padding: int
+    sentence: str
+    loaded: LoadedArrays | None
+    file_path: str = ""
+    tables: TableArrays | None = None
+
+    @property
+    def key(self) -> tuple:
+        """Equal keys mean equal cores (a loaded file is compared by identity)."""
+        return (self.source, self.n, self.d_k, self.heads, self.seed, self.scaling, self.temperature,
+                self.causal, self.padding, self.sentence if self.source == "sentence" else None,
+                id(self.loaded) if self.source == "file" else None,
+                id(self.tables) if self.source == "tables" else None)
+
+    def table_arrays(self) -> TableArrays:
+        return self.tables if self.tables is not None else default_tables(None, self.d_k, self.seed)
+
+    def shape(self) -> tuple[int, int, int, int, int]:
+        """(heads, n_q, n_k, d_k, d_v)."""
+        if self.source == "file" and self.loaded is not None:
+            h, n_q, d = self.loaded.q.shape
+            return h, n_q, self.loaded.k.shape[1], d, self.loaded.v.shape[2]
+        if self.source == "tables":
+            t = self.table_arrays()
+            return 1, t.q.shape[0], t.k.shape[0], t.q.shape[1], t.v.shape[1]
+        n = len(tokens_of(self.sentence)) if self.source == "sentence" else self.n
+        return self.heads, n, n, self.d_k, self.d_k
+
+    def work(self) -> int:
+        """About how many multiply-adds the core takes (both matrix products)."""
+        h, n_q, n_k, d, d_v = self.shape()
+        return h * n_q * n_k * (d + d_v)
+
+    def scale_factor(self) -> float | None:
+        """What compute.attention gets as ``scale`` (None: its own 1/sqrt(d_k))."""
+        if self.scaling == "sqrt_dk":
+            return None
+        if self.scaling == "none":
+            return 1.0
+        return 1.0 / self.temperature
+
+
+def _inputs(inp: CoreInputs):
+    note = ""
+    if inp.source == "file" and inp.loaded is not None:
+        a = inp.loaded
+        n_q, n_k = a.q.shape[1], a.k.shape[1]
+        labels = (tuple(str(i + 1) for i in range(n_q)), tuple(str(j + 1) for j in range(n_k)))
+        return a.q, a.k, a.v, a.mask, labels, note
+    if inp.source == "tables":
+        t = inp.table_arrays()
+        labels = tuple(str(i + 1) for i in range(t.q.shape[0]))
+        return t.q[None], t.k[None], t.v[None], None, (labels, labels), note
+    if inp.source == "sentence":
+        tokens = tokens_of(inp.sentence)
+        q, k, v = sentence_qkv(tokens, inp.d_k, inp.heads, inp.seed)
+        labels = distinct_labels(tokens)
+        return q, k, v, None, (labels, labels), note
+    if inp.source == "file":
+        note = "no file loaded: showing random data (drop a .npz on the view or use Load file)"
+    q, k, v = random_qkv(inp.n, inp.d_k, inp.heads, inp.seed)
+    labels = tuple(str(i + 1) for i in range(inp.n))
+    return q, k, v, None, (labels, labels), note
+
+
+def _weights_and_output(scores: np.ndarray, v: np.ndarray, allowed: np.ndarray | None):
+    """compute.attention's masking and softmax on precomputed float64 scores, bit for bit.
+
+    The same operations in the same order as compute.attention (masked scores
+    to -inf, softmax per row, rows with no finite score zeroed), so the tests
+    that compare against compute.attention with array_equal hold.
+    """
+    with np.errstate(all="ignore"):
+        masked = scores if allowed is None else np.where(allowed, scores, -np.inf)
+        empty = (masked == -np.inf).all(axis=-1, keepdims=True)
+        weights = compute.softmax(masked, axis=-1)
+        np.copyto(weights, 0, where=empty)
+        output = np.matmul(weights, v)
+        np.copyto(output, 0, where=empty)
+    return np.ascontiguousarray(weights), output
+
+
+def compute_core(inp: CoreInputs) -> AttentionCore:
+    """The core for ``inp``: a pure function of the snapshot (no model, no Qt; thread-safe).
+
+    Q Kᵀ is computed once; the scaled scores are that matrix times the scale
+    (what compute.attention_scores does) and the weights follow
+    compute.attention's masking and softmax, so both match those functions
+    to the bit.
+    """
+    q, k, v, file_mask, (q_labels, k_labels), note = _inputs(inp)
+    h, n_q, n_k = q.shape[0], q.shape[1], k.shape[1]
+    m = min(inp.padding, n_k)
+    mask = compute.padding_mask(n_k, m) if m else None
+    if file_mask is not None:
+        mask = file_mask if mask is None else (file_mask & mask)
+    causal = inp.causal == "on"
+    scale = inp.scale_factor()
+    factor = 1.0 / math.sqrt(q.shape[2]) if scale is None else compute.check_temperature(scale)
+    with np.errstate(all="ignore"):
+        raw = np.matmul(q, np.swapaxes(k, -1, -2))
+        scores = raw * np.float64(factor) if factor != 1.0 else raw.copy()
+    allowed = np.ones((n_q, n_k), dtype=bool)
+    if causal:
+        allowed = allowed & compute.causal_mask(n_q, n_k)
+    if mask is not None:
+        allowed = allowed & mask
+    weights, output = _weights_and_output(scores, v, allowed if (causal or mask is not None) else None)
+    allowed = np.broadcast_to(allowed, (h, n_q, n_k))
+    empty = np.broadcast_to(np.asarray(compute.masked_rows(causal, mask, n_q, n_k)), (h, n_q))
+    sample_raw = raw.reshape(-1)[:: max(1, raw.size // HIST_SAMPLE)]
+    sample_scaled = scores.reshape(-1)[:: max(1, scores.size // HIST_SAMPLE)]
+    top = float(max(np.abs(sample_raw).max(), np.abs(sample_scaled).max(), 1e-12))
+    edges = np.linspace(-top, top, HIST_BINS + 1)
+    return AttentionCore(
+        q_labels=q_labels, k_labels=k_labels, q=q, k=k, v=v, scale=float(factor), raw=raw,
+        scores=scores, weights=weights, output=output, allowed=allowed, empty_rows=empty,
+        memory=int(compute.attention_memory(n_q, n_k, q.shape[2], v.shape[2], heads=h)),
+        hist_edges=edges,
+        hist_raw=np.histogram(sample_raw, edges)[0] / sample_raw.size,
+        hist_scaled=np.histogram(sample_scaled, edges)[0] / sample_scaled.size,
+        std_raw=float(raw.std()), std_scaled=float(scores.std()), note=note,
+    )
+
+
 @evented
 @dataclass
 class AttentionModel(ViewModel):
@@ -285,16 +467,20 @@ class AttentionModel(ViewModel):
     temperature: float = param(1.0, minimum=0.01, maximum=100.0, log=True)
     causal: str = choice("off", SWITCH)
     padding: int = param(0, minimum=0, maximum=MAX_N - 1, integer=True)
-    head: int = param(1, minimum=1, maximum=MAX_HEADS, integer=True)
+    head: int = param(1, minimum=0, maximum=MAX_HEADS, integer=True)  # 0: all heads (a grid)
     query: int = param(1, minimum=1, maximum=MAX_N, integer=True)
+    #: a .npz/.npy to load (``--file`` on the command line, saved in sessions)
+    file: str = path_param()
     # view state: not saved, not options
     sentence: str = DEFAULT_SENTENCE
     file_path: str = ""
     loaded: LoadedArrays | None = None
+    tables: TableArrays | None = None
 
     def __post_init__(self) -> None:
         self._core_key: tuple | None = None
         self._core: AttentionCore | None = None
+        self._core_inputs: CoreInputs | None = None
 
     # -- the inputs ----------------------------------------------------------------
     def shape(self, **override) -> tuple[int, int, int, int, int]:
@@ -304,6 +490,9 @@ class AttentionModel(ViewModel):
         if source == "file" and self.loaded is not None:
             h, n_q, d = self.loaded.q.shape
             return h, n_q, self.loaded.k.shape[1], d, self.loaded.v.shape[2]
+        if source == "tables":
+            t = self.tables if self.tables is not None else default_tables(None, self.d_k, self.seed)
+            return 1, t.q.shape[0], t.k.shape[0], t.q.shape[1], t.v.shape[1]
         n = len(tokens_of(self.sentence)) if source == "sentence" else get("n")
         return get("heads"), n, n, get("d_k"), get("d_k")
 
@@ -321,8 +510,16 @@ class AttentionModel(ViewModel):
                 f"more than a quarter of this machine's memory ({_gib(limit)}); the setting was not changed")
 
     def set_param(self, name: str, value) -> None:
-        """As ViewModel.set_param, but a size the machine cannot hold is refused (state kept)."""
+        """As ViewModel.set_param, but a size the machine cannot hold is refused (state kept),
+        and setting ``file`` loads it (a bad file raises LoadError and changes nothing)."""
         spec = self.params().get(name)
+        if name == "file":
+            path = spec.check(value)
+            if path:
+                self.load_file(path)
+            else:
+                self.file = ""
+            return
         if spec is not None and name in ("n", "d_k", "heads", "source"):
             problem = self.memory_problem(**{name: spec.check(value)})
             if problem:
@@ -338,7 +535,7 @@ class AttentionModel(ViewModel):
             raise LoadError(f"{loaded.path}: {h} head(s) of {n_q} x {loaded.k.shape[1]} attention would need "
                             f"about {_gib(need)}, more than a quarter of this machine's memory")
         self.loaded = loaded
-        self.file_path = str(path)
+        self.file_path = self.file = os.fspath(path)
         self.source = "file"
         return loaded
 
@@ -350,92 +547,103 @@ class AttentionModel(ViewModel):
             return 1.0
         return 1.0 / self.temperature
 
-    def _inputs(self):
-        note = ""
-        if self.source == "file" and self.loaded is not None:
-            a = self.loaded
-            n_q, n_k = a.q.shape[1], a.k.shape[1]
-            labels = (tuple(str(i + 1) for i in range(n_q)), tuple(str(j + 1) for j in range(n_k)))
-            return a.q, a.k, a.v, a.mask, labels, note
-        if self.source == "sentence":
-            tokens = tokens_of(self.sentence)
-            q, k, v = sentence_qkv(tokens, self.d_k, self.heads, self.seed)
-            labels = distinct_labels(tokens)
-            return q, k, v, None, (labels, labels), note
-        if self.source == "file":
-            note = "no file loaded: showing random data (drop a .npz on the view or use Load file)"
-        q, k, v = random_qkv(self.n, self.d_k, self.heads, self.seed)
-        labels = tuple(str(i + 1) for i in range(self.n))
-        return q, k, v, None, (labels, labels), note
+    def snapshot(self) -> CoreInputs:
+        """The immutable inputs of :func:`compute_core` (safe to hand to a worker thread)."""
+        return CoreInputs(
+            source=self.source, n=self.n, d_k=self.d_k, heads=self.heads, seed=self.seed,
+            scaling=self.scaling, temperature=self.temperature, causal=self.causal, padding=self.padding,
+            sentence=self.sentence, loaded=self.loaded, file_path=self.file_path, tables=self.tables)
+
+    def start_tables(self) -> TableArrays:
+        """The tables of the tables source; the first time, head 1 of what was last computed
+        (cut to MAX_TABLE tokens and d), or seeded random values."""
+        if self.tables is None:
+            self.tables = default_tables(self._core, self.d_k, self.seed)
+        return self.tables
+
+    def restore(self, inputs: CoreInputs) -> None:
+        """Put back the inputs of ``inputs`` (the view's Cancel: controls match what is drawn)."""
+        self.loaded, self.file_path, self.sentence = inputs.loaded, inputs.file_path, inputs.sentence
+        self.file = inputs.file_path
+        self.tables = inputs.tables
+        for name in ("source", "n", "d_k", "heads", "seed", "scaling", "temperature", "causal", "padding"):
+            if getattr(self, name) != getattr(inputs, name):
+                setattr(self, name, getattr(inputs, name))
+
+    def core_key(self) -> tuple:
+        return self.snapshot().key
+
+    def cached_core(self) -> AttentionCore | None:
+        """The core of the current inputs when it is already computed, else None (never computes)."""
+        if self._core is not None and self._core_key == self.core_key():
+            return self._core
+        return None
+
+    @property
+    def last_core(self) -> AttentionCore | None:
+        """The last computed core, whatever inputs it was for (the view shows it while a job runs)."""
+        return self._core
+
+    @property
+    def last_inputs(self) -> CoreInputs | None:
+        """The inputs of :attr:`last_core`."""
+        return self._core_inputs
+
+    def store_core(self, inputs: CoreInputs, core: AttentionCore) -> bool:
+        """Keep a core computed elsewhere (a worker, on the GUI thread's call) if it is for the
+        current inputs; a stale one is dropped.  Returns whether it was kept."""
+        if inputs.key != self.core_key():
+            return False
+        self._core_key, self._core, self._core_inputs = inputs.key, core, inputs
+        return True
 
     def core(self) -> AttentionCore:
         """Scores, weights and output of every head; cached on everything they depend on."""
-        key = (self.source, self.n, self.d_k, self.heads, self.seed, self.scaling, self.temperature,
-               self.causal, self.padding, self.sentence if self.source == "sentence" else None,
-               id(self.loaded) if self.source == "file" else None)
-        if key == self._core_key and self._core is not None:
-            return self._core
+        cached = self.cached_core()
+        if cached is not None:
+            return cached
         problem = self.memory_problem()
         if problem:
             raise MemoryError(problem)
-        q, k, v, file_mask, (q_labels, k_labels), note = self._inputs()
-        h, n_q, n_k = q.shape[0], q.shape[1], k.shape[1]
-        m = min(self.padding, n_k)
-        mask = compute.padding_mask(n_k, m) if m else None
-        if file_mask is not None:
-            mask = file_mask if mask is None else (file_mask & mask)
-        causal = self.causal == "on"
-        scale = self.scale_factor()
-        weights, output = compute.attention(q, k, v, scale=scale, causal=causal, mask=mask)
-        scores = compute.attention_scores(q, k, scale=scale)
-        raw = compute.attention_scores(q, k, scale=1.0)
-        allowed = np.ones((n_q, n_k), dtype=bool)
-        if causal:
-            allowed = allowed & compute.causal_mask(n_q, n_k)
-        if mask is not None:
-            allowed = allowed & mask
-        allowed = np.broadcast_to(allowed, (h, n_q, n_k))
-        empty = np.broadcast_to(np.asarray(compute.masked_rows(causal, mask, n_q, n_k)), (h, n_q))
-        factor = 1.0 / np.sqrt(q.shape[2]) if scale is None else scale
-        sample_raw = raw.reshape(-1)[:: max(1, raw.size // HIST_SAMPLE)]
-        sample_scaled = scores.reshape(-1)[:: max(1, scores.size // HIST_SAMPLE)]
-        top = float(max(np.abs(sample_raw).max(), np.abs(sample_scaled).max(), 1e-12))
-        edges = np.linspace(-top, top, HIST_BINS + 1)
-        self._core = AttentionCore(
-            q_labels=q_labels, k_labels=k_labels, q=q, k=k, v=v, scale=float(factor), raw=raw,
-            scores=scores, weights=weights, output=output, allowed=allowed, empty_rows=empty,
-            memory=int(compute.attention_memory(n_q, n_k, q.shape[2], v.shape[2], heads=h)),
-            hist_edges=edges,
-            hist_raw=np.histogram(sample_raw, edges)[0] / sample_raw.size,
-            hist_scaled=np.histogram(sample_scaled, edges)[0] / sample_scaled.size,
-            std_raw=float(raw.std()), std_scaled=float(scores.std()), note=note,
-        )
-        self._core_key = key
+        inputs = self.snapshot()
+        self._core = compute_core(inputs)
+        self._core_key, self._core_inputs = inputs.key, inputs
         return self._core
 
     def result(self, scores: ScoreRow | None = None) -> AttentionResult:
         """Everything the view draws. ``scores`` (the shared score row) is not used."""
-        core = self.core()
-        head = min(self.head, core.weights.shape[0]) - 1
+        return self.result_for(self.core())
+
+    def result_for(self, core: AttentionCore) -> AttentionResult:
+        """The selected head and query of ``core`` (which may be for earlier inputs).
+
+        With ``head`` 0 (all heads) the selected head is head 1.
+        """
+        head = min(max(self.head, 1), core.weights.shape[0]) - 1
         query = min(self.query, core.weights.shape[1]) - 1
         row = np.where(core.allowed[head, query], core.scores[head, query], -np.inf)
-        return AttentionResult(core, head, query, compute.softmax_steps(row))
+        return AttentionResult(core, head, query, compute.softmax_steps(row), show_all=self.head == 0)
 
     def arrays(self, scores: ScoreRow | None = None) -> dict[str, ExportArray]:
-        """Full-resolution 2-D arrays of the shown head (the .npz and one CSV each)."""
+        """Full-resolution 2-D arrays of the shown head (the .npz and one CSV each).
+
+        With ``head`` 0 (all heads) these are head 1's arrays.
+        """
         r = self.result(scores)
         c, h = r.core, r.head
         d_cols = tuple(f"d{i + 1}" for i in range(c.q.shape[2]))
         dv_cols = tuple(f"d{i + 1}" for i in range(c.v.shape[2]))
         return {
-            "q": ExportArray(c.q[h], d_cols, c.q_labels),
-            "k": ExportArray(c.k[h], d_cols, c.k_labels),
-            "v": ExportArray(c.v[h], dv_cols, c.k_labels),
-            "raw_scores": ExportArray(c.raw[h], c.k_labels, c.q_labels),
-            "scores": ExportArray(c.scores[h], c.k_labels, c.q_labels),
-            "weights": ExportArray(c.weights[h], c.k_labels, c.q_labels),
-            "output": ExportArray(c.output[h], dv_cols, c.q_labels),
-            "masked": ExportArray((~c.allowed[h]).astype(np.float64), c.k_labels, c.q_labels),
+            # the CSVs hold the shown head; the .npz holds every head, (heads, rows, columns)
+            "q": ExportArray(c.q[h], d_cols, c.q_labels, npz_data=c.q),
+            "k": ExportArray(c.k[h], d_cols, c.k_labels, npz_data=c.k),
+            "v": ExportArray(c.v[h], dv_cols, c.k_labels, npz_data=c.v),
+            "raw_scores": ExportArray(c.raw[h], c.k_labels, c.q_labels, npz_data=c.raw),
+            "scores": ExportArray(c.scores[h], c.k_labels, c.q_labels, npz_data=c.scores),
+            "weights": ExportArray(c.weights[h], c.k_labels, c.q_labels, npz_data=c.weights),
+            "output": ExportArray(c.output[h], dv_cols, c.q_labels, npz_data=c.output),
+            "masked": ExportArray((~c.allowed[h]).astype(np.float64), c.k_labels, c.q_labels,
+                                  npz_data=(~c.allowed).astype(np.float64)),
             "steps": ExportArray(r.table(), STEP_COLUMNS, c.k_labels),
             "summary": ExportArray(
                 np.array([[h + 1, r.heads, r.n_q, r.n_k, c.q.shape[2], c.scale, r.query + 1,

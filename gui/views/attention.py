@@ -7,7 +7,8 @@ import threading
 from pathlib import Path
 
 import numpy as np
-from PySide6.QtCore import QThread, QTimer, Signal
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, QThread, QTimer, Signal
+from PySide6.QtGui import QBrush, QColor, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QCheckBox,
     QFileDialog,
@@ -20,6 +21,9 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSpinBox,
     QSplitter,
+    QStackedWidget,
+    QTableView,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -29,7 +33,14 @@ import compute
 from gui import theme as themes
 from gui.binding import connect_while_alive
 from gui.format import fmt
-from gui.model.attention import MAX_LABELLED, AttentionModel, LoadError
+from gui.model.attention import (
+    MAX_LABELLED,
+    AttentionCore,
+    AttentionModel,
+    CoreInputs,
+    LoadError,
+    compute_core,
+)
 from gui.model.base import ExportArray
 from gui.model.texts import tr
 from gui.qt import pg
@@ -41,12 +52,20 @@ from gui.widgets.sliders import ParamChoice, ParamSlider, ValueSlider
 
 #: Matrices with more rows or columns than this are shown as block maxima.
 DISPLAY_MAX = 512
+#: The small heatmaps of the heads grid show block maxima beyond this many rows or columns.
+TILE_MAX = 128
+#: The heads grid shows at most this many heads.
+MAX_TILES = 16
 #: The key dimensions of the d_k sweep (4 to 1024, log-spaced).
 SWEEP_DK = np.unique(np.round(np.geomspace(4, 1024, 17)).astype(int))
 SWEEP_DELAY_MS = 150
 #: Token labels fit under a narrow plot up to this many columns; beyond, columns are numbered.
 WORDS_ACROSS = 6
 FILE_FILTER = "NumPy arrays (*.npz *.npy);;All files (*)"
+#: Inputs with at least this many score cells (heads x n_q x n_k) are computed in a worker thread.
+ASYNC_CELLS = 512 * 512
+#: ... and so are inputs needing at least this many multiply-adds (512 x 512 x 2 x 64: about 60 ms).
+ASYNC_WORK = 512 * 512 * 128
 
 
 def sparse_ticks(count: int, labels, most: int = MAX_LABELLED) -> list[tuple[float, str]]:
@@ -63,6 +82,15 @@ def sparse_ticks(count: int, labels, most: int = MAX_LABELLED) -> list[tuple[flo
     return [(i + 0.5, str(i + 1)) for i in range(0, count, step)]
 
 
+def few_ticks(count: int, most: int = 4) -> list[tuple[float, str]]:
+    """At most ``most`` numbered ticks (1-based) at steps of 1, 2, 5, 10, 20, ... (small plots)."""
+    k, step = 0, 1
+    while -(-count // step) > most:
+        k += 1
+        step = (1, 2, 5)[k % 3] * 10 ** (k // 3)
+    return [(i + 0.5, str(i + 1)) for i in range(0, count, step)]
+
+
 class AttentionHeatmap(Heatmap):
     """A Heatmap in full-matrix coordinates that may show block maxima, a row outline and masked cells.
 
@@ -72,9 +100,12 @@ class AttentionHeatmap(Heatmap):
     that are merely near 0.
     """
 
-    def __init__(self, title: str, *, annotate: bool = False, **kwargs):
+    def __init__(self, title: str, *, annotate: bool = False, display_max: int = DISPLAY_MAX,
+                 compact: bool = False, **kwargs):
         super().__init__(title, **kwargs)
         self._annotate = annotate
+        self.display_max = display_max
+        self.compact = compact  # a few numbered ticks only (the heads grid's small tiles)
         self._full: np.ndarray = np.zeros((0, 0))
         self._shape = (0, 0)
         self._ticks_key: tuple = ()
@@ -88,7 +119,7 @@ class AttentionHeatmap(Heatmap):
         """Draw ``full`` (block maxima beyond DISPLAY_MAX); returns the pooling factors."""
         full = np.asarray(full, dtype=float)
         n, m = full.shape
-        shown, (fr, fc) = compute.max_pool2d(full, DISPLAY_MAX, DISPLAY_MAX)
+        shown, (fr, fc) = compute.max_pool2d(full, self.display_max, self.display_max)
         shown = np.asarray(shown, dtype=float)
         finite = shown[np.isfinite(shown)]
         if self._diverging:
@@ -108,8 +139,12 @@ class AttentionHeatmap(Heatmap):
         key = (tuple(rows), tuple(cols))
         if key != self._ticks_key:
             self._ticks_key = key
-            item.getAxis("left").setTicks([sparse_ticks(n, rows)])
-            item.getAxis("bottom").setTicks([sparse_ticks(m, cols, WORDS_ACROSS)])
+            if self.compact:
+                item.getAxis("left").setTicks([few_ticks(n)])
+                item.getAxis("bottom").setTicks([few_ticks(m)])
+            else:
+                item.getAxis("left").setTicks([sparse_ticks(n, rows)])
+                item.getAxis("bottom").setTicks([sparse_ticks(m, cols, WORDS_ACROSS)])
             item.setXRange(0, m, padding=0.02)
             item.setYRange(0, n, padding=0.02)
             self._rows, self._cols = tuple(rows), tuple(cols)
@@ -129,7 +164,7 @@ class AttentionHeatmap(Heatmap):
         if masked is None or not masked.any():
             self.overlay.hide()
             return
-        allowed, _ = compute.max_pool2d((~masked).astype(float), DISPLAY_MAX, DISPLAY_MAX)
+        allowed, _ = compute.max_pool2d((~masked).astype(float), self.display_max, self.display_max)
         hidden = np.asarray(allowed) <= 0  # a block is drawn masked when all its cells are
         rgba = np.zeros(hidden.shape + (4,), dtype=np.uint8)
         c = pg.mkColor(themes.current().muted)
@@ -173,6 +208,73 @@ class AttentionHeatmap(Heatmap):
         row = self._rows[i] if i < len(self._rows) else str(i + 1)
         col = self._cols[j] if j < len(self._cols) else str(j + 1)
         return f"{self._value_name}[{row}, {col}] = {fmt(self._full[i, j], 4)}"
+
+
+class HeadTile(AttentionHeatmap):
+    """One head's weights in the heads grid: small, no annotations, no colour bar of its own."""
+
+    def __init__(self, head: int):
+        super().__init__(tr("attention.grid.tile", head=head + 1), diverging=False, annotate=False,
+                         display_max=TILE_MAX, compact=True, value_name=tr("attention.weights.value"))
+        self.head = head
+        self.setMinimumSize(90, 80)
+        item = self.getPlotItem()
+        item.layout.removeItem(self.colorbar)  # one 0-to-1 scale: the bar would crowd a small tile
+        self.colorbar.hide()
+        item.setTitle(self._title, size="8pt")
+
+    def apply_theme(self, theme: themes.Theme) -> None:
+        super().apply_theme(theme)
+        self.getPlotItem().setTitle(self._title, color=theme.foreground, size="8pt")
+
+
+class HeadsGrid(QWidget):
+    """Every head's weight matrix as a small heatmap (up to 16), in a near-square grid.
+
+    ``rowClicked(head, row)`` (0-based) fires on a click in a tile.
+    """
+
+    rowClicked = Signal(int, int)
+
+    def __init__(self):
+        super().__init__()
+        self.setObjectName("attention.heads_grid")
+        self.tiles: list[HeadTile] = []
+        self._grid = QGridLayout(self)
+        self._grid.setContentsMargins(0, 0, 0, 0)
+        self._grid.setSpacing(2)
+        self._cols = 0
+
+    def _tile(self, h: int) -> HeadTile:
+        while len(self.tiles) <= h:  # made when first needed, then kept
+            tile = HeadTile(len(self.tiles))
+            tile.cellClicked.connect(lambda i, _j, head=tile.head: self.rowClicked.emit(head, i))
+            self.tiles.append(tile)
+        return self.tiles[h]
+
+    def show_heads(self, weights: np.ndarray, allowed: np.ndarray, labels_q, labels_k, *,
+                   query: int, auto_levels: bool) -> list[HeadTile]:
+        """Draw weights[h] for every head; returns the visible tiles."""
+        heads = min(weights.shape[0], MAX_TILES)
+        cols = math.ceil(math.sqrt(heads))
+        shown = [self._tile(h) for h in range(heads)]
+        if cols != self._cols or any(self._grid.indexOf(t) < 0 for t in shown):
+            for t in self.tiles:
+                self._grid.removeWidget(t)
+                t.hide()
+            for h, t in enumerate(shown):
+                self._grid.addWidget(t, h // cols, h % cols)
+            self._cols = cols
+        for h, t in enumerate(shown):
+            t.getPlotItem().showAxis("bottom", heads <= 4)  # many small tiles: room for the matrix
+            masked = ~allowed[h]
+            t.show_matrix(weights[h], labels_q, labels_k, masked=masked if masked.any() else None,
+                          auto_levels=auto_levels)
+            t.set_row(query)
+            t.show()
+        for t in self.tiles[heads:]:
+            t.hide()
+        return shown
 
 
 class HistogramPlot(Plot):
@@ -319,6 +421,201 @@ class SweepThread(QThread):
             self.error = f"{type(exc).__name__}: {exc}"
 
 
+class CoreThread(QThread):
+    """Computes one AttentionCore from an immutable snapshot off the GUI thread.
+
+    NumPy cannot be interrupted mid-product, so there is no cancel inside:
+    the view discards a result whose key is no longer current.  ``done``
+    (queued to the GUI thread) carries the thread itself.
+    """
+
+    done = Signal(object)
+
+    def __init__(self, inputs: CoreInputs):
+        super().__init__()
+        self.inputs = inputs
+        self.key = inputs.key
+        self.result: AttentionCore | None = None
+        self.error: str | None = None
+        self.cancelled = False  # set by the view: the result is dropped when it arrives
+        self.delivered = False
+
+    def run(self) -> None:
+        try:
+            self.result = compute_core(self.inputs)
+        except Exception as exc:  # noqa: BLE001 - shown to the user, never raised into Qt
+            self.error = f"{type(exc).__name__}: {exc}"
+        self.done.emit(self)
+
+
+def parse_entry(text: str) -> float:
+    """A table entry: a finite number (Q, K and V must be finite, as in a loaded file)."""
+    try:
+        value = float(text.strip().replace("\u2212", "-"))
+    except ValueError:
+        raise ValueError(f"'{text.strip()}' is not a number") from None
+    if not math.isfinite(value):
+        raise ValueError(f"{text.strip()} is not finite; Q, K and V need finite numbers")
+    return value
+
+
+class MatrixTableModel(QAbstractTableModel):
+    """One of the tables source's arrays (rows = tokens, columns = d) over the view model.
+
+    A cell that does not parse keeps its last good value; it shows what was
+    typed, in red, with the reason as its tooltip (as the score table does).
+    """
+
+    message = Signal(str)
+
+    def __init__(self, model: AttentionModel, which: str, parent=None):
+        super().__init__(parent)
+        self.model, self.which = model, which
+        self.invalid: dict[tuple[int, int], tuple[str, str]] = {}
+        self._shape = self.array().shape
+
+    def array(self) -> np.ndarray:
+        tables = self.model.tables
+        return np.zeros((0, 0)) if tables is None else getattr(tables, self.which)
+
+    def rowCount(self, parent=QModelIndex()) -> int:
+        return 0 if parent.isValid() else self._shape[0]
+
+    def columnCount(self, parent=QModelIndex()) -> int:
+        return 0 if parent.isValid() else self._shape[1]
+
+    def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):
+        if role != Qt.ItemDataRole.DisplayRole:
+            return None
+        return f"d{section + 1}" if orientation == Qt.Orientation.Horizontal else str(section + 1)
+
+    def flags(self, index):
+        return super().flags(index) | Qt.ItemFlag.ItemIsEditable
+
+    def data(self, index, role=Qt.ItemDataRole.DisplayRole):
+        if not index.isValid():
+            return None
+        cell = (index.row(), index.column())
+        bad = self.invalid.get(cell)
+        value = float(self.array()[cell])
+        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.EditRole):
+            if bad:
+                return bad[0]
+            return fmt(value, 3) if role == Qt.ItemDataRole.DisplayRole else repr(value)
+        if role == Qt.ItemDataRole.BackgroundRole and bad:
+            return QBrush(QColor(themes.current().invalid))
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return tr("attention.table.invalid", reason=bad[1], value=repr(value)) if bad else repr(value)
+        if role == Qt.ItemDataRole.TextAlignmentRole:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        return None
+
+    def setData(self, index, value, role=Qt.ItemDataRole.EditRole) -> bool:
+        if role != Qt.ItemDataRole.EditRole or not index.isValid():
+            return False
+        r, c = index.row(), index.column()
+        text = str(value)
+        try:
+            number = parse_entry(text)
+        except ValueError as exc:
+            self.invalid[(r, c)] = (text, str(exc))
+            self.dataChanged.emit(index, index)
+            self.message.emit(tr("attention.table.invalid", reason=exc, value=repr(float(self.array()[r, c]))))
+            return True
+        self.invalid.pop((r, c), None)
+        self.model.tables = self.model.start_tables().with_value(self.which, r, c, number)
+        return True
+
+    def paste_tsv(self, text: str, row: int, col: int) -> tuple[int, int]:
+        """Paste a tab-separated block (a spreadsheet's copy) at (row, col); cells beyond the
+        table are dropped.  A first line without a number, above cells that mostly are, is a header.
+        The whole paste is one change.  Returns (cells pasted, invalid cells)."""
+        lines = [ln.split("\t") for ln in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
+        lines = [cells for cells in lines if any(c.strip() for c in cells)]
+
+        def number(cell: str) -> bool:
+            try:
+                parse_entry(cell)
+            except ValueError:
+                return False
+            return True
+
+        if len(lines) > 1 and not any(map(number, lines[0])):
+            rest = [number(c) for cells in lines[1:] for c in cells]
+            if 2 * sum(rest) > len(rest):
+                lines = lines[1:]  # a header row: no number in it, mostly numbers below
+        if not lines:
+            return 0, 0
+        n, m = self._shape
+        width = max(len(cells) for cells in lines)
+        block = np.zeros((len(lines), width))
+        good = np.zeros(block.shape, dtype=bool)
+        bad: dict[tuple[int, int], tuple[str, str]] = {}
+        count = 0
+        for i, cells in enumerate(lines):
+            for j, cell in enumerate(cells):
+                if row + i >= n or col + j >= m:
+                    continue
+                count += 1
+                try:
+                    block[i, j] = parse_entry(cell)
+                    good[i, j] = True
+                    self.invalid.pop((row + i, col + j), None)
+                except ValueError as exc:
+                    bad[(row + i, col + j)] = (cell, str(exc))
+        self.invalid.update(bad)
+        self.model.tables = self.model.start_tables().with_block(self.which, row, col, block, good)
+        self.refresh()
+        return count, len(bad)
+
+    def refresh(self) -> None:
+        """Follow the model's arrays (a new shape resets the table and its red cells)."""
+        shape = self.array().shape
+        if shape != self._shape:
+            self.beginResetModel()
+            self._shape = shape
+            self.invalid.clear()
+            self.endResetModel()
+        elif shape[0] and shape[1]:
+            self.dataChanged.emit(self.index(0, 0), self.index(shape[0] - 1, shape[1] - 1))
+
+
+class MatrixTable(QTableView):
+    """An editable Q, K or V table; paste() (Edit ▸ Paste, Ctrl+V) takes a TSV block."""
+
+    message = Signal(str)
+
+    def __init__(self, model: AttentionModel, which: str):
+        super().__init__()
+        self.setObjectName(f"attention.table.{which}")
+        self.table_model = MatrixTableModel(model, which, self)
+        self.table_model.message.connect(self.message)
+        self.setModel(self.table_model)
+        self.horizontalHeader().setDefaultSectionSize(52)
+        self.verticalHeader().setDefaultSectionSize(22)
+        self.setToolTip(tr("attention.table.tooltip"))
+
+    def paste(self, text: str | None = None) -> None:
+        if text is None:
+            text = QGuiApplication.clipboard().text()
+        cur = self.currentIndex()
+        row, col = (cur.row(), cur.column()) if cur.isValid() else (0, 0)
+        count, bad = self.table_model.paste_tsv(text, row, col)
+        if not count:
+            self.message.emit(tr("attention.table.paste_empty"))
+        elif bad:
+            self.message.emit(tr("attention.table.paste_bad", count=count, bad=bad))
+        else:
+            self.message.emit(tr("attention.table.pasted", count=count))
+
+    def keyPressEvent(self, event) -> None:
+        if event.matches(QKeySequence.StandardKey.Paste):
+            self.paste()
+            event.accept()
+            return
+        super().keyPressEvent(event)
+
+
 class IntSpin(QSpinBox):
     """A spin box bound to one integer parameter; a refused value goes to ``message`` and is undone."""
 
@@ -359,6 +656,11 @@ class AttentionView(BaseView):
         self._sweep_timer.setSingleShot(True)
         self._sweep_timer.setInterval(SWEEP_DELAY_MS)
         self._sweep_timer.timeout.connect(self.start_sweep)
+        self._core_thread: CoreThread | None = None  # the job whose result is wanted
+        self._core_threads: list[CoreThread] = []  # every job not yet delivered (cancelled ones too)
+        self._sync_compute = False  # flush(): compute on this thread whatever the size
+        self.computing = False  # a redraw is showing an older result while a job runs
+        self._drawn: tuple = ()  # what the plots show: (core id, head, query, auto levels, theme)
         self.setAcceptDrops(True)
         m = self.model
 
@@ -380,7 +682,21 @@ class AttentionView(BaseView):
         fr.addWidget(self.load_button)
         fr.addWidget(self.file_label, 1)
 
+        if m.source == "tables":
+            m.start_tables()
+        self.tables_tabs = QTabWidget()
+        self.tables_tabs.setObjectName("attention.tables")
+        self.matrix_tables: dict[str, MatrixTable] = {}
+        for which in ("q", "k", "v"):
+            table = MatrixTable(m, which)
+            table.message.connect(lambda text: self.tell(text))
+            self.matrix_tables[which] = table
+            self.tables_tabs.addTab(table, which.upper())
+        self.tables_tabs.setMinimumHeight(180)
+        connect_while_alive(self, m.events.tables, self._tables_changed)
+        connect_while_alive(self, m.events.source, self._source_changed)
         self.spins = {name: IntSpin(self, name) for name in ("n", "heads", "seed", "padding", "head", "query")}
+        self.spins["head"].setSpecialValueText(tr("attention.head.all"))  # 0: every head, in a grid
         spec = m.params()["d_k"]
         self.d_k = ValueSlider(tr("param.d_k.label"), spec.minimum, spec.maximum, spec.default, log=True,
                                decimals=0, tooltip=tr("param.d_k.tooltip"))
@@ -431,6 +747,20 @@ class AttentionView(BaseView):
         sr.addWidget(self.sweep_bar, 1)
         sr.addWidget(self.sweep_cancel)
         sr.addWidget(self.sweep_run)
+        self.compute_bar = QProgressBar()
+        self.compute_bar.setRange(0, 0)  # busy: NumPy cannot report progress inside a product
+        self.compute_bar.setFormat(tr("attention.compute.progress"))
+        self.compute_bar.setTextVisible(True)
+        self.compute_bar.setToolTip(tr("attention.compute.progress.tooltip"))
+        self.compute_cancel = QPushButton(tr("attention.compute.cancel"))
+        self.compute_cancel.setToolTip(tr("attention.compute.cancel.tooltip"))
+        self.compute_cancel.clicked.connect(self.cancel_compute)
+        self.compute_row = QWidget()
+        cr = QHBoxLayout(self.compute_row)
+        cr.setContentsMargins(0, 0, 0, 0)
+        cr.addWidget(self.compute_bar, 1)
+        cr.addWidget(self.compute_cancel)
+        self.compute_row.hide()
 
         toggles = QWidget()
         tl = QHBoxLayout(toggles)
@@ -445,6 +775,7 @@ class AttentionView(BaseView):
         tv.addWidget(self.source)
         tv.addWidget(self.sentence)
         tv.addWidget(file_row)
+        tv.addWidget(self.tables_tabs)
         tv.addWidget(form_box)
         for w in (self.d_k, self.scaling, self.temperature, toggles):
             tv.addWidget(w)
@@ -453,6 +784,11 @@ class AttentionView(BaseView):
         self.weights = self.add_plot("weights", AttentionHeatmap(
             tr("attention.weights.title"), diverging=False, annotate=True, value_name=tr("attention.weights.value")))
         self.weights.cellClicked.connect(self._cell_clicked)
+        self.heads_grid = HeadsGrid()
+        self.heads_grid.rowClicked.connect(self._head_clicked)
+        self.weights_stack = QStackedWidget()
+        self.weights_stack.addWidget(self.weights)
+        self.weights_stack.addWidget(self.heads_grid)
         self.bars = self.add_plot("row", BarChart(tr("attention.row.title", label="1"), [("α", "accent")],
                                                   value_labels=False, value_name="α"))
         self.scores_map = self.add_plot("scores", AttentionHeatmap(
@@ -467,7 +803,7 @@ class AttentionView(BaseView):
         grid_box = QWidget()
         grid = QGridLayout(grid_box)
         grid.setContentsMargins(0, 0, 0, 0)
-        grid.addWidget(self.weights, 0, 0)
+        grid.addWidget(self.weights_stack, 0, 0)
         grid.addWidget(self.bars, 0, 1)
         grid.addWidget(self.scores_map, 1, 0)
         grid.addWidget(self.histogram, 1, 1)
@@ -476,6 +812,7 @@ class AttentionView(BaseView):
         grid.setColumnStretch(0, 1)
         grid.setColumnStretch(1, 1)
         grid.setRowStretch(0, 5)
+        self._plot_grid = grid  # the heads grid gets a taller first row
         grid.setRowStretch(1, 4)
         grid.setRowStretch(2, 4)
         plots = QSplitter(pg.QtCore.Qt.Orientation.Vertical)
@@ -483,7 +820,7 @@ class AttentionView(BaseView):
         plots.addWidget(self.steps)
         plots.setSizes([640, 150])
         plots.setChildrenCollapsible(False)
-        self.arrange([top, readouts, self.note, sweep_row],
+        self.arrange([top, readouts, self.compute_row, self.note, sweep_row],
                      plots, min_width=290)
         for name in ("n", "heads", "seed", "source"):
             connect_while_alive(self, getattr(m.events, name), self._schedule_sweep)
@@ -529,6 +866,19 @@ class AttentionView(BaseView):
 
     def _cell_clicked(self, row: int, _col: int) -> None:
         self.model.set_param("query", min(row + 1, int(self.model.params()["query"].maximum)))
+
+    def _source_changed(self, source: str) -> None:
+        if source == "tables":
+            self.model.start_tables()  # the first time: head 1 of what is shown now
+
+    def _tables_changed(self, *_args) -> None:
+        for table in self.matrix_tables.values():
+            table.table_model.refresh()
+
+    def _head_clicked(self, head: int, row: int) -> None:
+        """A click in the heads grid: that head and that query (the grid gives way to the head)."""
+        query = min(row + 1, int(self.model.params()["query"].maximum))
+        self.model.update_from_dict({"query": query, "head": head + 1})
 
     def load_path(self, path: str | Path) -> bool:
         """Load a file into the model; on failure the message says why and nothing changes."""
@@ -643,23 +993,114 @@ class AttentionView(BaseView):
             self._sweep_finished(thread)
 
     def stop_workers(self) -> None:
-        """Cancel every sweep and wait for the threads to end (on close)."""
+        """Cancel every sweep and recompute and wait for the threads to end (on close)."""
         self._sweep_timer.stop()
         self.cancel_sweep()
         for thread in list(self._stale_threads):
             thread.wait(30000)
         self._stale_threads.clear()
+        self._core_thread = None
+        for thread in list(self._core_threads):
+            thread.cancelled = True
+            thread.wait()  # NumPy cannot be interrupted: a product in progress runs to its end
+            thread.delivered = True
+            thread.deleteLater()
+        self._core_threads.clear()
+
+    # -- the main recompute in a worker (large inputs) -------------------------------------
+    @staticmethod
+    def needs_worker(inputs: CoreInputs) -> bool:
+        """Whether the core of ``inputs`` is big enough to compute off the GUI thread."""
+        h, n_q, n_k, _, _ = inputs.shape()
+        return h * n_q * n_k >= ASYNC_CELLS or inputs.work() >= ASYNC_WORK
+
+    @property
+    def compute_running(self) -> bool:
+        """Whether any recompute job (wanted or cancelled) is still running."""
+        return bool(self._core_threads)
+
+    def _current_core(self) -> AttentionCore | None:
+        """What to draw: the current core (cached, or computed here when small or when flushing),
+        else the last one while a worker computes the current one (``self.computing``)."""
+        m = self.model
+        cached = m.cached_core()
+        if cached is not None:
+            self.computing = False
+            return cached
+        problem = m.memory_problem()
+        if problem:
+            raise MemoryError(problem)
+        inputs = m.snapshot()
+        if self._sync_compute or not self.needs_worker(inputs):
+            self.computing = False
+            return m.core()
+        self.computing = True
+        self._request_compute(inputs)
+        return m.last_core
+
+    def _request_compute(self, inputs: CoreInputs) -> None:
+        """Start a job for ``inputs`` unless one runs; the latest request starts when it ends."""
+        if self._core_threads:
+            return  # at most one job: _core_done asks again for whatever is current then
+        thread = CoreThread(inputs)
+        thread.done.connect(self._core_done)
+        self._core_thread = thread
+        self._core_threads.append(thread)
+        thread.start()
+
+    def _core_done(self, thread: CoreThread) -> None:
+        """A job ended (on the GUI thread): keep its result if still current, then go on."""
+        if thread.delivered:
+            return
+        thread.delivered = True
+        thread.wait()
+        if thread in self._core_threads:
+            self._core_threads.remove(thread)
+        if thread is self._core_thread:
+            self._core_thread = None
+        if not thread.cancelled:
+            if thread.result is not None:
+                self.model.store_core(thread.inputs, thread.result)  # dropped when stale
+            elif thread.error:
+                self.tell(thread.error, error=True)
+        thread.deleteLater()
+        self._redraw()  # draws the result, or starts the job for newer inputs
+
+    def cancel_compute(self) -> None:
+        """Drop the running job's result and put back the inputs of the result shown."""
+        thread = self._core_thread
+        if thread is not None:
+            thread.cancelled = True  # still runs to its end (waited for on close), then is dropped
+            self._core_thread = None
+        shown = self.model.last_inputs
+        if shown is not None:
+            self.model.restore(shown)
+        self.tell(tr("attention.compute.cancelled"))
+        self._redraw()
+
+    def wait_for_compute(self) -> None:
+        """Let the job for the current inputs finish and deliver (flush, tests)."""
+        thread = self._core_thread
+        if thread is not None and thread.key == self.model.core_key():
+            thread.wait()
+            self._core_done(thread)
 
     def closeEvent(self, event) -> None:
         self.stop_workers()
         super().closeEvent(event)
 
     def flush(self) -> None:
-        """Redraw now; a sweep in progress is finished first so that exports are complete."""
+        """Redraw now, of the current inputs: a sweep in progress is finished first, and the
+        current core is waited for (or computed here), so that exports are never stale."""
         if self._sweep_timer.isActive():
             self.start_sweep()
         self.wait_for_workers()
-        super().flush()
+        self.wait_for_compute()
+        self._sync_compute = True
+        try:
+            super().flush()
+        finally:
+            self._sync_compute = False
 
     def arrays(self) -> dict[str, ExportArray]:
         out = self.model.arrays(self.scores)
@@ -674,19 +1115,32 @@ class AttentionView(BaseView):
     def redraw(self) -> None:
         m = self.model
         file_source = m.source == "file" and m.loaded is not None
+        fixed = file_source or m.source == "tables"  # n, heads, d_k and seed come from the data
         for name in ("n", "heads"):
             self.spins[name].setEnabled(m.source == "random" or (m.source == "file" and not file_source))
-        self.spins["heads"].setEnabled(not file_source)
-        self.d_k.setEnabled(not file_source)
-        self.spins["seed"].setEnabled(not file_source)
+        self.spins["heads"].setEnabled(not fixed)
+        self.d_k.setEnabled(not fixed)
+        self.spins["seed"].setEnabled(not fixed)
         self.sentence.setVisible(m.source == "sentence")
+        self.tables_tabs.setVisible(m.source == "tables")
         self.temperature.setEnabled(m.scaling == "custom")
         self.file_label.setText(Path(m.file_path).name if m.file_path else tr("attention.no_file"))
         try:
-            r = m.result()
+            core = self._current_core()
         except MemoryError as exc:
             self.tell(str(exc), error=True)
             return
+        self.compute_row.setVisible(self.computing)
+        self.compute_cancel.setEnabled(m.last_core is not None)
+        if core is None:
+            self._show_note(tr("attention.compute.note"))
+            return
+        drawn = (id(core), m.head, m.query, self.auto_levels, themes.current())
+        if self.computing and drawn == self._drawn:  # nothing new to draw until the job lands
+            self._show_note(tr("attention.compute.note"))
+            return
+        self._drawn = drawn
+        r = m.result_for(core)
         h, q = r.head, r.query
         labels_k, labels_q = r.k_labels, r.q_labels
         masked = ~r.allowed[h]
@@ -694,6 +1148,13 @@ class AttentionView(BaseView):
                                           auto_levels=self.auto_levels)
         self.weights.set_row(q)
         self.weights.set_title(tr("attention.weights.title_head", head=h + 1, heads=r.heads))
+        if r.all_heads:
+            self.heads_grid.show_heads(r.weights, r.allowed, labels_q, labels_k, query=q,
+                                       auto_levels=self.auto_levels)
+            self.weights_stack.setCurrentWidget(self.heads_grid)
+        else:
+            self.weights_stack.setCurrentWidget(self.weights)
+        self._plot_grid.setRowStretch(0, 8 if r.all_heads and r.heads > 4 else 5)
         self.scores_map.show_matrix(r.raw[h], labels_q, labels_k, masked=masked)
         self.scores_map.set_row(q)
         d_cols = tuple(str(j + 1) for j in range(r.output.shape[2]))
@@ -730,11 +1191,13 @@ class AttentionView(BaseView):
             tr("attention.masked.rows", count=len(empty), rows=", ".join(labels_q[i] for i in empty[:8])
                + (" …" if len(empty) > 8 else "")))
         self.readouts["attention.readout.memory"].setText(f"{r.memory / 1024**2:.2f} MiB")
-        notes = []
+        notes = [tr("attention.compute.note")] if self.computing else []
         if r.note:
             notes.append(r.note)
         if fr > 1 or fc > 1:
             notes.append(tr("attention.pooled", rows=-(-r.n_q // fr), cols=-(-r.n_k // fc), n_q=r.n_q, n_k=r.n_k))
         if empty:
             notes.append(tr("attention.masked.note"))
+        if r.all_heads:
+            notes.append(tr("attention.grid.note", heads=min(r.heads, MAX_TILES)))
         self._show_note("\n".join(notes))

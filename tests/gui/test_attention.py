@@ -3,6 +3,7 @@
 import re
 import subprocess
 import sys
+import threading
 import time
 
 import numpy as np
@@ -272,9 +273,12 @@ def test_export_writes_plots_and_full_arrays(qtbot, make_view, lab, tmp_path):
     assert {"attention_weights.png", "attention_weights.svg", "attention.npz", "attention_weights.csv"} <= names
     data = read_npz(tmp_path / "attention.npz")
     for key, a in model.arrays().items():
-        assert np.array_equal(data[key], a.data)
-    assert np.array_equal(data["weights"], model.result().weights[1])
-    text = (tmp_path / "attention_weights.csv").read_text().splitlines()
+        assert np.array_equal(data[key], a.data if a.npz_data is None else a.npz_data)
+    q, k, v = model.core().q, model.core().k, model.core().v
+    weights, output = compute.attention(q, k, v, causal=True)
+    assert data["weights"].shape == (2, 6, 6)  # every head in the .npz
+    assert np.array_equal(data["weights"], weights) and np.array_equal(data["output"], output)
+    text = (tmp_path / "attention_weights.csv").read_text().splitlines()  # the CSV: the shown head
     assert text[0] == "label," + ",".join(str(j) for j in range(1, 7)) and len(text) == 7
 
 
@@ -286,5 +290,255 @@ def test_headless_export(tmp_path):
 
     data = read_npz(tmp_path / "attention.npz")
     m = AttentionModel(n=16, d_k=64, heads=2, causal="on", padding=2)
-    assert np.array_equal(data["weights"], m.result().weights[0])
+    assert np.array_equal(data["weights"], m.result().core.weights)
     assert (tmp_path / "attention_weights.csv").exists()
+
+
+def test_headless_export_loads_a_file_and_refuses_a_bad_one(tmp_path):
+    rng = np.random.default_rng(3)
+    q, k, v = rng.normal(size=(3, 5, 4)), rng.normal(size=(3, 7, 4)), rng.normal(size=(3, 7, 2))
+    np.savez(tmp_path / "qkv.npz", q=q, k=k, v=v)
+    out = tmp_path / "out"
+    result = run_main("export", "--view", "attention", "--file", str(tmp_path / "qkv.npz"),
+                      "--out", str(out), "--arrays-only")
+    assert result.returncode == 0, result.stderr
+    from gui.export import read_npz
+
+    data = read_npz(out / "attention.npz")
+    weights, output = compute.attention(q, k, v)
+    assert np.array_equal(data["weights"], weights) and np.array_equal(data["output"], output)
+    (tmp_path / "bad.npz").write_text("not numpy")
+    bad = run_main("export", "--view", "attention", "--file", str(tmp_path / "bad.npz"), "--out", str(out))
+    assert bad.returncode == 2
+    assert len(bad.stderr.strip().splitlines()) == 1 and "not a NumPy" in bad.stderr
+
+
+def test_a_session_reloads_its_file(tmp_path):
+    from gui.model.lab import Lab
+    from gui.model.session import Session
+
+    rng = np.random.default_rng(4)
+    np.savez(tmp_path / "qkv.npz", q=rng.normal(size=(4, 3)), k=rng.normal(size=(4, 3)), v=rng.normal(size=(4, 3)))
+    lab = Lab()
+    lab.models["attention"].set_param("file", tmp_path / "qkv.npz")
+    lab.session("attention").save(tmp_path / "s.json")
+    other = Lab()
+    assert other.restore(Session.load(tmp_path / "s.json")) == []
+    m = other.models["attention"]
+    assert m.source == "file" and m.loaded is not None and m.file == str(tmp_path / "qkv.npz")
+    (tmp_path / "qkv.npz").unlink()  # a moved file: the rest of the session still loads
+    skipped = Lab().restore(Session.load(tmp_path / "s.json"))
+    assert len(skipped) == 1 and "cannot read" in skipped[0]
+
+
+# -- the main recompute in a worker ------------------------------------------------------
+@pytest.fixture
+def gated(monkeypatch):
+    """compute_core in the view's worker waits for ``gate`` (set it to let jobs finish); records d_k."""
+    from gui.views import attention as view_module
+
+    real = view_module.compute_core
+    gate = threading.Event()
+    calls = []
+
+    def slow(inputs):
+        calls.append(inputs.d_k)
+        gate.wait(10)
+        return real(inputs)
+
+    monkeypatch.setattr(view_module, "compute_core", slow)
+    return gate, calls
+
+
+def big_view(qtbot, make_view, lab):
+    model = lab.models["attention"]
+    model.update_from_dict({"n": 512, "d_k": 4})
+    model.core()  # cached: the view draws it at once (the gated worker is for the changes)
+    view = make_view("attention")
+    qtbot.waitUntil(lambda: not view.compute_running and not view.computing, timeout=20000)
+    return view, model
+
+
+def expected_weights(model, d_k):
+    q, k, v = attn.random_qkv(model.n, d_k, model.heads, model.seed)
+    return compute.attention(q, k, v)[0]
+
+
+def test_a_large_change_runs_in_the_worker_and_lands(qtbot, make_view, lab, gated):
+    gate, calls = gated
+    view, model = big_view(qtbot, make_view, lab)
+    before = view.weights.full_matrix.copy()
+    assert view.needs_worker(model.snapshot()) and not view.compute_row.isVisible()
+    model.d_k = 8
+    qtbot.waitUntil(lambda: view.compute_row.isVisible(), timeout=5000)
+    assert view.compute_bar.maximum() == 0 and "computing" in view.note.text()
+    assert np.array_equal(view.weights.full_matrix, before)  # the previous result stays shown
+    gate.set()
+    qtbot.waitUntil(lambda: not view.compute_running and not view.computing, timeout=20000)
+    assert calls == [8]
+    assert not view.compute_row.isVisible() and "computing" not in view.note.text()
+    assert np.array_equal(view.weights.full_matrix, expected_weights(model, 8)[0])
+
+
+def test_a_newer_value_supersedes_an_older_one(qtbot, make_view, lab, gated):
+    gate, calls = gated
+    view, model = big_view(qtbot, make_view, lab)
+    model.d_k = 8
+    qtbot.waitUntil(lambda: calls == [8], timeout=5000)
+    model.d_k = 16
+    qtbot.wait(40)
+    model.d_k = 32
+    qtbot.wait(40)
+    assert view.compute_row.isVisible() and len(view._core_threads) == 1  # at most one job
+    gate.set()
+    qtbot.waitUntil(lambda: not view.compute_running and not view.computing, timeout=20000)
+    assert calls == [8, 32]  # 16 never started; 8's result was dropped
+    assert np.array_equal(view.weights.full_matrix, expected_weights(model, 32)[0])
+    assert np.array_equal(model.cached_core().weights, expected_weights(model, 32))
+
+
+def test_cancel_keeps_the_shown_result_and_puts_the_settings_back(qtbot, make_view, lab, gated):
+    gate, calls = gated
+    view, model = big_view(qtbot, make_view, lab)
+    model.d_k = 8
+    qtbot.waitUntil(lambda: view.compute_row.isVisible(), timeout=5000)
+    view.compute_cancel.click()
+    assert model.d_k == 4 and view.d_k.value() == 4
+    assert not view.compute_row.isVisible() and "cancelled" in view.note.text()
+    gate.set()
+    qtbot.waitUntil(lambda: not view.compute_running, timeout=20000)
+    settle(qtbot, view)
+    assert calls == [8]
+    assert np.array_equal(view.weights.full_matrix, expected_weights(model, 4)[0])
+    assert view.readouts["attention.readout.scale"].text().startswith("1/√4")
+
+
+def test_closing_while_a_job_runs_leaves_no_thread(qtbot, make_view, lab, gated):
+    gate, _calls = gated
+    view, model = big_view(qtbot, make_view, lab)
+    model.d_k = 8
+    qtbot.waitUntil(lambda: view._core_thread is not None, timeout=5000)
+    thread = view._core_thread
+    opener = threading.Timer(0.3, gate.set)
+    opener.start()
+    view.close()  # waits for the product in progress
+    assert thread.isFinished() and not view.compute_running
+    opener.join()
+
+
+def test_flush_and_export_wait_for_the_current_result(qtbot, make_view, lab, gated, tmp_path):
+    from gui.export import export_view, read_npz
+
+    gate, _calls = gated
+    view, model = big_view(qtbot, make_view, lab)
+    model.d_k = 8
+    qtbot.waitUntil(lambda: view._core_thread is not None, timeout=5000)
+    model.d_k = 16  # the running job (8) is stale: export computes 16 itself
+    gate.set()
+    view.flush()
+    assert not view.computing
+    assert np.array_equal(view.weights.full_matrix, expected_weights(model, 16)[0])
+    assert np.array_equal(view.arrays()["weights"].data, expected_weights(model, 16)[0])
+    model.d_k = 32
+    export_view(view, "attention", tmp_path)
+    data = read_npz(tmp_path / "attention.npz")
+    assert np.array_equal(data["weights"], expected_weights(model, 32))  # every head
+    qtbot.waitUntil(lambda: not view.compute_running, timeout=20000)
+
+
+# -- the heads grid -----------------------------------------------------------------------
+def test_head_zero_shows_every_head_in_a_grid_and_a_click_selects_head_and_query(qtbot, make_view, lab):
+    model = lab.models["attention"]
+    model.update_from_dict({"heads": 4, "head": 0, "n": 6, "d_k": 8, "causal": "on"})
+    view = make_view("attention")
+    settle(qtbot, view)
+    assert view.spins["head"].text() == "all"
+    assert view.weights_stack.currentWidget() is view.heads_grid and not view.weights.isVisible()
+    tiles = [t for t in view.heads_grid.tiles if t.isVisible()]
+    assert len(tiles) == 4
+    q, k, v = attn.random_qkv(6, 8, 4, 0)
+    w, _ = compute.attention(q, k, v, causal=True)
+    for h, tile in enumerate(tiles):
+        assert tile.getPlotItem().titleLabel.text == f"head {h + 1}"
+        assert not tile._texts and not tile.colorbar.isVisible()
+        np.testing.assert_array_equal(tile.full_matrix, w[h])
+        assert tile.overlay.isVisible()
+    assert np.array_equal(model.arrays()["weights"].data, w[0])  # the export keeps head 1
+    assert "head 1" in view.note.text()
+    click_cell(qtbot, tiles[2], 3, 1)
+    assert (model.head, model.query) == (3, 4)
+    settle(qtbot, view)
+    assert view.weights_stack.currentWidget() is view.weights
+    np.testing.assert_array_equal(view.weights.full_matrix, w[2])
+    np.testing.assert_array_equal(view.bars.heights[0], w[2, 3])
+    model.heads = 2
+    model.head = 0
+    settle(qtbot, view)
+    assert [t.isVisible() for t in view.heads_grid.tiles] == [True, True, False, False]
+
+
+# -- the tables source --------------------------------------------------------------------
+def test_tables_start_from_the_shown_values_and_typing_changes_the_weights(qtbot, make_view, lab):
+    from PySide6.QtWidgets import QLineEdit
+
+    model = lab.models["attention"]
+    model.update_from_dict({"n": 20, "d_k": 32, "heads": 2})
+    view = make_view("attention")
+    shown = model.result()
+    view.source.combo.setCurrentIndex(view.source.choices.index("tables"))
+    view.source.combo.activated.emit(view.source.choices.index("tables"))
+    assert model.source == "tables"
+    t = model.tables
+    assert t.q.shape == (16, 16) and t.v.shape == (16, 16)
+    assert np.array_equal(t.q, shown.q[0, :16, :16]) and np.array_equal(t.k, shown.k[0, :16, :16])
+    settle(qtbot, view)
+    assert view.tables_tabs.isVisible() and not view.d_k.isEnabled()
+    assert view.weights.full_matrix.shape == (16, 16)
+    table = view.matrix_tables["q"]
+    table.setCurrentIndex(table.model().index(0, 0))
+    table.edit(table.currentIndex())
+    (editor,) = table.viewport().findChildren(QLineEdit)
+    editor.selectAll()
+    qtbot.keyClick(editor, Qt.Key.Key_Delete)
+    qtbot.keyClicks(editor, "3.5")
+    qtbot.keyClick(editor, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: not table.viewport().findChildren(QLineEdit))  # commits queued
+    assert model.tables.q[0, 0] == 3.5
+    settle(qtbot, view)
+    q = t.q.copy()
+    q[0, 0] = 3.5
+    w, _ = compute.attention(q, t.k, t.v)
+    np.testing.assert_array_equal(view.weights.full_matrix, w)
+    assert not np.array_equal(w, compute.attention(t.q, t.k, t.v)[0])
+    # a bad entry turns red and keeps the last good value
+    idx = table.model().index(0, 1)
+    table.model().setData(idx, "abc")
+    assert model.tables.q[0, 1] == t.q[0, 1]
+    assert table.model().data(idx, Qt.ItemDataRole.BackgroundRole) is not None
+    assert "not a number" in view.note.text()
+
+
+def test_pasting_a_tsv_block_fills_the_table(qtbot, make_view, lab):
+    from PySide6.QtGui import QGuiApplication
+
+    model = lab.models["attention"]
+    model.source = "tables"
+    view = make_view("attention")
+    table = view.matrix_tables["k"]
+    n, d = model.tables.k.shape
+    before = model.tables.k.copy()
+    table.setCurrentIndex(table.model().index(1, 2))
+    QGuiApplication.clipboard().setText("a\tb\tc\n1\t2\t3\n4\tx\t6\n")  # a header, then a 2 x 3 block
+    table.setFocus()
+    qtbot.keyClick(table, Qt.Key.Key_V, Qt.KeyboardModifier.ControlModifier)
+    k = model.tables.k
+    np.testing.assert_array_equal(k[1:3, 2:5], [[1, 2, 3], [4, before[2, 3], 6]])
+    np.testing.assert_array_equal(np.delete(k, [1, 2], axis=0), np.delete(before, [1, 2], axis=0))
+    assert table.model().invalid.keys() == {(2, 3)}
+    assert "1 were not numbers" in view.note.text()
+    table.paste("9\t9\t9\t9\t9\t9\n" * 20)  # cells beyond the table are dropped
+    assert model.tables.k.shape == (n, d) and (model.tables.k[1:, 2:8] == 9).all()
+    assert not table.model().invalid
+    settle(qtbot, view)
+    w, _ = compute.attention(model.tables.q, model.tables.k, model.tables.v)
+    np.testing.assert_array_equal(view.weights.full_matrix, w)
