@@ -317,7 +317,7 @@ class SweepPlot(Plot):
         item.getAxis("left").setTicks([[(v, f"{v:g}") for v in (0, 0.25, 0.5, 0.75, 1.0)], []])
         item.setXRange(math.log10(4) - 0.05, math.log10(1024) + 0.05, padding=0)
         item.getAxis("bottom").setTicks([[(math.log10(d), str(d)) for d in (4, 16, 64, 256, 1024)], []])
-        self.add_legend(offset=(4, 1), colCount=3, labelTextSize="7pt")
+        self.add_legend(offset=(4, 1), colCount=2, labelTextSize="7pt")  # three columns overflow the plot
         self.entropy_scaled = item.plot([], [], name=tr("attention.sweep.h_scaled"))
         self.entropy_raw = item.plot([], [], name=tr("attention.sweep.h_raw"))
         self.max_scaled = item.plot([], [], name=tr("attention.sweep.max_scaled"))
