@@ -155,7 +155,8 @@ class AttentionHeatmap(Heatmap):
         self._shape = (n, m)
         for k, text in enumerate(self._texts):
             i, j = divmod(k, m)
-            text.setText(fmt(full[i, j], 2))
+            v = full[i, j]  # weights lie in 0..1: two decimals always fit the cell (hover for more)
+            text.setText(f"{v:.2f}" if np.isfinite(v) else fmt(v))
             text.setPos(j + 0.5, i + 0.5)
         self._color_texts()
         return fr, fc
