@@ -68,6 +68,7 @@ from compute.softmax import (
     naive_softmax,
     perplexity,
     softmax,
+    softmax_over_temperatures,
     softmax_steps,
 )
 
@@ -113,6 +114,7 @@ __all__ = [
     "softmax",
     "softmax_in",
     "softmax_jacobian",
+    "softmax_over_temperatures",
     "softmax_steps",
     "sparsemax",
     "to_bfloat16",

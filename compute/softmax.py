@@ -85,6 +85,7 @@ __all__ = [
     "naive_softmax",
     "perplexity",
     "softmax",
+    "softmax_over_temperatures",
     "softmax_steps",
 ]
 
@@ -421,6 +422,30 @@ class SoftmaxSteps:
     total: float
     probs: NDArray[np.float64]
     log_probs: NDArray[np.float64]
+
+
+def softmax_over_temperatures(x: ArrayLike, temperatures: ArrayLike) -> FloatArray:
+    """``softmax(x, temperature=t)`` for every ``t``, as rows of one array.
+
+    ``x`` is one 1-D row; the result has shape ``(len(temperatures), len(x))``
+    and is bit for bit the same as one :func:`softmax` call per temperature.
+    For finite ``x`` it is one 2-D pass: :func:`softmax` shifts by the row
+    maximum and then divides by T, so the rows ``(x - max x) / t`` at
+    temperature 1 undergo exactly the same float operations (their maximum
+    is already 0, and T = 1 divides nothing).  Rows holding ``inf`` or NaN
+    take one call per temperature, so the special-value rules apply as usual.
+    """
+    a = _as_float_array(x)
+    ts = np.asarray(temperatures, dtype=np.float64)
+    if a.ndim != 1:
+        raise ValueError(f"softmax_over_temperatures takes one 1-D row, got shape {a.shape}")
+    for t in ts:
+        check_temperature(float(t))
+    if a.size and a.dtype != np.float16 and np.all(np.isfinite(a)):  # float16 works in float32
+        with np.errstate(all="ignore"):
+            rows = (a - a.max())[None, :] / ts[:, None].astype(a.dtype)
+        return softmax(rows)
+    return np.array([softmax(a, temperature=float(t)) for t in ts], dtype=a.dtype).reshape(len(ts), a.size)
 
 
 def softmax_steps(scores: ArrayLike, temperature: float = 1.0) -> SoftmaxSteps:

@@ -62,10 +62,7 @@ class GradientsModel(ViewModel):
         """max |Jacobian entry| of softmax(x / T) over CURVE_T; cached on the scores."""
         key = x.tobytes()
         if key != self._curve_key:
-            if np.all(np.isfinite(x)):
-                probs = compute.softmax((x - x.max())[None, :] / CURVE_T[:, None])
-            else:
-                probs = np.array([compute.softmax(x, temperature=t) for t in CURVE_T])
+            probs = compute.softmax_over_temperatures(x, CURVE_T)
             jac = compute.softmax_jacobian(probs) / CURVE_T[:, None, None]
             with np.errstate(invalid="ignore"):
                 self._curve = np.abs(jac).max(axis=(1, 2))

@@ -277,16 +277,12 @@ class SimplexModel(ViewModel):
     def path(self, s: np.ndarray) -> np.ndarray:
         """softmax(s / T) for every T in PATH_T, shape (K, 3); cached on s.
 
-        For finite scores it is one 2-D softmax over the rows (s - max s) / T at
-        temperature 1 (softmax subtracts the row maximum and then divides by T,
-        so this is the same arithmetic as one call per T).
+        One 2-D pass (:func:`compute.softmax_over_temperatures`), the same bits
+        as one softmax call per T.
         """
         key = s.tobytes()
         if key != self._path_key:
-            if np.all(np.isfinite(s)):
-                self._path = compute.softmax((s - s.max())[None, :] / PATH_T[:, None])
-            else:  # let softmax apply its special-value rules per T
-                self._path = np.array([compute.softmax(s, temperature=t) for t in PATH_T])
+            self._path = compute.softmax_over_temperatures(s, PATH_T)
             self._path_key = key
         return self._path
 

@@ -47,19 +47,13 @@ class TemperatureModel(ViewModel):
     def entropy_curve(self, logits: np.ndarray) -> np.ndarray:
         """Entropy of softmax(logits, temperature=T) for every T in CURVE_T.
 
-        Cached, since dragging T does not change it.  For finite logits it is
-        one 2-D pass: softmax shifts by the row maximum and then divides by T,
-        so feeding it the rows (logits - max) / T at T = 1 performs exactly the
-        same float operations, and gives the same bits, as one call per T.
+        Cached, since dragging T does not change it.  One 2-D pass
+        (:func:`compute.softmax_over_temperatures`), the same bits as one
+        softmax call per T.
         """
         key = logits.tobytes()
         if key != self._curve_key:
-            if np.all(np.isfinite(logits)):
-                rows = (logits - logits.max())[None, :] / CURVE_T[:, None]
-                probs = compute.softmax(rows)
-            else:  # +inf, -inf or NaN: let softmax apply its special-value rules per T
-                probs = np.array([compute.softmax(logits, temperature=t) for t in CURVE_T])
-            self._curve = compute.entropy(probs)
+            self._curve = compute.entropy(compute.softmax_over_temperatures(logits, CURVE_T))
             self._curve_key = key
         return self._curve
 

@@ -682,3 +682,35 @@ def test_prop_steps_bit_identical(x, t):
     assert steps.exps.sum() == steps.total
     assert steps.shifted.max() == 0.0
     assert not np.isnan(steps.probs).any()
+
+
+# --------------------------------------------------------------------------
+# one row at many temperatures
+# --------------------------------------------------------------------------
+@settings(max_examples=150, deadline=None)
+@given(
+    x=hnp.arrays(
+        st.sampled_from([np.float32, np.float64, np.float16]),
+        st.integers(1, 8),
+        elements=st.one_of(
+            st.floats(-1e4, 1e4, width=16), st.sampled_from([INF, -INF, NAN, 0.0, 3.0])
+        ),
+    ),
+    ts=st.lists(st.floats(0.01, 100.0), min_size=1, max_size=6),
+)
+def test_softmax_over_temperatures_is_one_call_per_t_bit_for_bit(x, ts):
+    from compute import softmax_over_temperatures
+
+    got = softmax_over_temperatures(x, ts)
+    want = np.array([softmax(x, temperature=t) for t in ts])
+    assert got.shape == (len(ts), x.size) and got.dtype == x.dtype
+    assert np.array_equal(got, want, equal_nan=True)
+
+
+def test_softmax_over_temperatures_checks_its_input():
+    from compute import softmax_over_temperatures
+
+    with pytest.raises(ValueError, match="1-D"):
+        softmax_over_temperatures(np.zeros((2, 2)), [1.0])
+    with pytest.raises(ValueError, match="temperature"):
+        softmax_over_temperatures([1.0, 2.0], [1.0, 0.0])
