@@ -315,6 +315,8 @@ class MainWindow(QMainWindow):
         self.undo_stack.clear()
 
     def closeEvent(self, event) -> None:
+        for view in self.views.values():  # no thread may outlive the window
+            view.shutdown()
         try:
             self.settings_dir.mkdir(parents=True, exist_ok=True)
             self.settings.setValue("geometry", self.saveGeometry())

@@ -1086,6 +1086,9 @@ class AttentionView(BaseView):
             thread.wait()
             self._core_done(thread)
 
+    def shutdown(self) -> None:
+        self.stop_workers()
+
     def closeEvent(self, event) -> None:
         self.stop_workers()
         super().closeEvent(event)

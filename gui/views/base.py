@@ -156,6 +156,13 @@ class BaseView(QWidget):
         self.schedule_redraw.cancel()
         self._redraw()
 
+    def shutdown(self) -> None:
+        """Stop background work before the window goes away; views with workers override it.
+
+        A child widget gets no close event when its window closes, so the
+        window calls this on every view it built.
+        """
+
     def plots(self) -> dict[str, Plot]:
         return dict(self._plots)
 

@@ -227,3 +227,16 @@ def test_opening_a_session_with_stale_settings_says_what_was_skipped(qtbot, wind
     window.open_session_dialog()
     assert window.lab.scores.values.tolist() == [1.0, 3.0]
     assert shown and "scale must be between 0.1 and 10" in shown[0]
+
+
+def test_closing_the_window_stops_background_work(qtbot, tmp_path):
+    w = MainWindow(settings_dir=tmp_path / "cfg")
+    qtbot.addWidget(w)
+    w.show()
+    w.lab.models["attention"].set_param("n", 2048)
+    view = w.show_view("attention")
+    view.start_sweep()
+    thread = view._sweep_thread
+    assert thread is not None
+    w.close()  # the view gets no close event of its own: the window must stop its threads
+    assert not thread.isRunning()
