@@ -652,6 +652,7 @@ class AttentionView(BaseView):
         self.sweep_data: dict | None = None
         self._sweep_n: int | None = None
         self._sweep_thread: SweepThread | None = None
+        self._shut_down = False  # set by shutdown(): no new threads after that
         self._stale_threads: list[SweepThread] = []
         self._sweep_timer = QTimer(self)
         self._sweep_timer.setSingleShot(True)
@@ -926,7 +927,8 @@ class AttentionView(BaseView):
 
     # -- the d_k sweep ----------------------------------------------------------------------
     def _schedule_sweep(self, *_args) -> None:
-        self._sweep_timer.start()
+        if not self._shut_down:
+            self._sweep_timer.start()
 
     def sweep_n(self) -> int:
         return self.model.shape()[2]
@@ -934,6 +936,8 @@ class AttentionView(BaseView):
     def start_sweep(self) -> None:
         """(Re)start the sweep for the current n; a running one for another n is cancelled."""
         self._sweep_timer.stop()
+        if self._shut_down:
+            return
         n = self.sweep_n()
         if self._sweep_thread is not None:
             if self._sweep_thread.n == n and self._sweep_thread.seed == self.model.seed:
@@ -1041,7 +1045,7 @@ class AttentionView(BaseView):
 
     def _request_compute(self, inputs: CoreInputs) -> None:
         """Start a job for ``inputs`` unless one runs; the latest request starts when it ends."""
-        if self._core_threads:
+        if self._core_threads or self._shut_down:
             return  # at most one job: _core_done asks again for whatever is current then
         thread = CoreThread(inputs)
         thread.done.connect(self._core_done)
@@ -1087,10 +1091,12 @@ class AttentionView(BaseView):
             self._core_done(thread)
 
     def shutdown(self) -> None:
+        """Stop every worker for good: a redraw that fires later must not start a new one."""
+        self._shut_down = True
         self.stop_workers()
 
     def closeEvent(self, event) -> None:
-        self.stop_workers()
+        self.shutdown()
         super().closeEvent(event)
 
     def flush(self) -> None:
