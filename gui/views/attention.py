@@ -42,6 +42,7 @@ from gui.model.attention import (
     compute_core,
 )
 from gui.model.base import ExportArray
+from gui.model.scores import parse_score
 from gui.model.texts import tr
 from gui.qt import pg
 from gui.views.base import BaseView
@@ -450,11 +451,12 @@ class CoreThread(QThread):
 
 
 def parse_entry(text: str) -> float:
-    """A table entry: a finite number (Q, K and V must be finite, as in a loaded file)."""
-    try:
-        value = float(text.strip().replace("\u2212", "-"))
-    except ValueError:
-        raise ValueError(f"'{text.strip()}' is not a number") from None
+    """A table entry: a finite number (Q, K and V must be finite, as in a loaded file).
+
+    Reading the text is the score table's :func:`parse_score`; only the
+    finiteness rule is the tables' own.
+    """
+    value, _note = parse_score(text)
     if not math.isfinite(value):
         raise ValueError(f"{text.strip()} is not finite; Q, K and V need finite numbers")
     return value
