@@ -25,7 +25,7 @@ from gui.model.logdomain import LogDomainModel, LogDomainResult, LogTable
 from gui.model.texts import tr
 from gui.qt import pg
 from gui.views.base import BaseView
-from gui.widgets.plot import BarChart, Plot, StaticSample
+from gui.widgets.plot import BarChart, Plot, StaticSample, style_current
 from gui.widgets.sliders import ParamSlider
 
 #: The y range of the curve plot covers the curves up to this temperature; beyond it
@@ -124,9 +124,7 @@ class LsePlot(_LegendPlot):
         self.min_curve.setPen(pg.mkPen(low, width=2.5))
         for bound in (self.min_lo, self.min_hi):
             bound.setPen(_dashed(low))
-        self.markers.setSymbolBrush(pg.mkBrush(theme.highlight))
-        self.markers.setSymbolPen(pg.mkPen(theme.background))
-        self.now_line.setPen(_dashed(theme.highlight))
+        style_current(theme, self.markers, self.now_line)
         self._style_legends(theme)
 
     def set_result(self, r: LogDomainResult) -> None:
@@ -172,9 +170,7 @@ class SigmoidPlot(_LegendPlot):
         wide.setAlpha(110)
         self.softmax.setPen(pg.mkPen(wide, width=7))
         self.sigmoid.setPen(pg.mkPen(theme.foreground, width=1.5))
-        self.marker.setSymbolBrush(pg.mkBrush(theme.highlight))
-        self.marker.setSymbolPen(pg.mkPen(theme.background))
-        self.now_line.setPen(_dashed(theme.highlight))
+        style_current(theme, self.marker, self.now_line)
         self._style_legends(theme)
 
     def set_result(self, r: LogDomainResult) -> None:
@@ -212,9 +208,7 @@ class DifferencePlot(_LegendPlot):
         self.exact.setPen(pg.mkPen(theme.accent, width=2.5))
         self.naive.setSymbolBrush(pg.mkBrush(theme.series[1]))
         self.naive.setSymbolPen(pg.mkPen(None))
-        self.marker.setSymbolBrush(pg.mkBrush(theme.highlight))
-        self.marker.setSymbolPen(pg.mkPen(theme.background))
-        self.now_line.setPen(_dashed(theme.highlight))
+        style_current(theme, self.marker, self.now_line)
         self._style_legends(theme)
 
     def set_result(self, r: LogDomainResult) -> None:

@@ -35,7 +35,7 @@ from gui.model.precision import DTYPES, EPS32, MASK_NAMES, METHODS, PrecisionMod
 from gui.model.texts import tr
 from gui.qt import pg
 from gui.views.base import BaseView
-from gui.widgets.plot import Plot
+from gui.widgets.plot import Plot, style_current
 from gui.widgets.sliders import ParamChoice, ParamSlider
 
 #: A grid cell shows this many weights, the masking panel's detail line more; tooltips list them all.
@@ -235,9 +235,7 @@ class OverflowPlot(Plot):
                                  style=Qt.PenStyle.SolidLine if chosen else Qt.PenStyle.DashLine))
             line.label.setColor(colour)
         self.curve.setPen(pg.mkPen(theme.foreground, width=2))
-        self.now_line.setPen(pg.mkPen(theme.highlight, width=1, style=Qt.PenStyle.DashLine))
-        self.marker.setSymbolBrush(pg.mkBrush(theme.highlight))
-        self.marker.setSymbolPen(pg.mkPen(theme.background))
+        style_current(theme, self.marker, self.now_line)
         self.crossing.setSymbolPen(pg.mkPen(themes.colour(theme, self.selected), width=2))
         self.crossing.setSymbolBrush(pg.mkBrush(themes.colour(theme, self.selected)))
 

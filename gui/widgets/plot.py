@@ -14,6 +14,13 @@ from gui.model.texts import tr
 from gui.qt import pg
 
 
+def style_current(theme: themes.Theme, marker, now_line) -> None:
+    """The look of "you are here" on every plot: a highlighted dot and a dashed line."""
+    marker.setSymbolBrush(pg.mkBrush(theme.highlight))
+    marker.setSymbolPen(pg.mkPen(theme.background))
+    now_line.setPen(pg.mkPen(theme.highlight, width=1, style=pg.QtCore.Qt.PenStyle.DashLine))
+
+
 class StaticSample(pg.ItemSample):
     """A legend swatch that ignores clicks.
 
@@ -234,9 +241,7 @@ class TemperatureCurve(Plot):
         if not hasattr(self, "now_line"):
             return  # called by Plot.__init__ before the items exist
         self.curve.setPen(pg.mkPen(theme.accent, width=2))
-        self.marker.setSymbolBrush(pg.mkBrush(theme.highlight))
-        self.marker.setSymbolPen(pg.mkPen(theme.background))
-        self.now_line.setPen(pg.mkPen(theme.highlight, width=1, style=pg.QtCore.Qt.PenStyle.DashLine))
+        style_current(theme, self.marker, self.now_line)
 
     def set_curve(self, t: np.ndarray, y: np.ndarray, t_now: float, y_now: float) -> None:
         # pyqtgraph warns on all-NaN data (it takes nanmin of it): draw only the finite part
