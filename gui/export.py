@@ -87,6 +87,8 @@ def plan(view, view_name: str, folder: Path, *, plots: bool = True, arrays: bool
         data = view.arrays()
         jobs.append((folder / f"{view_name}.npz", _npz_writer(data)))
         for key, a in data.items():
+            if not a.csv:
+                continue
             text = csv_text(a)
             jobs.append((folder / f"{view_name}_{key}.csv",
                          lambda tmp, text=text: tmp.write_text(text, encoding="utf-8")))

@@ -102,6 +102,9 @@ class ExportArray:
     #: The full array for the .npz when ``data`` is a 2-D slice of it (e.g. one
     #: head of a (heads, n, d) stack); the CSV always holds ``data``.
     npz_data: np.ndarray | None = None
+    #: False for arrays too long to be useful as a CSV (a whole vocabulary, a
+    #: million draws): they go to the .npz only.
+    csv: bool = True
 
     def __post_init__(self) -> None:
         if self.npz_data is not None and self.npz_data.ndim < self.data.ndim:
