@@ -26,12 +26,33 @@ on scalars.
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["block_partial", "finish_log_softmax", "finish_logsumexp", "finish_softmax", "merge", "rescale", "weights"]
+__all__ = [
+    "MEMORY_METHODS",
+    "FlashStep",
+    "FlashTrace",
+    "MemoryTraffic",
+    "OnlineStep",
+    "TreeNode",
+    "block_partial",
+    "finish_log_softmax",
+    "finish_logsumexp",
+    "finish_softmax",
+    "flash_attention",
+    "flash_attention_trace",
+    "memory_passes",
+    "merge",
+    "online_softmax_trace",
+    "rescale",
+    "tree_merge_trace",
+    "weights",
+]
 
 FloatArray = NDArray[np.floating[Any]]
 
@@ -101,3 +122,319 @@ def finish_logsumexp(m: ArrayLike, d: ArrayLike) -> FloatArray:
     m = np.asarray(m)
     with np.errstate(all="ignore"):
         return np.where(np.isfinite(m), m + np.log(np.asarray(d, dtype=m.dtype)), m)
+
+
+# --------------------------------------------------------------------------
+# Traces: the algorithms written out step by step, for the Online-softmax view
+# --------------------------------------------------------------------------
+def _check_row(row: ArrayLike, block: int) -> tuple[FloatArray, int]:
+    x = np.asarray(row)
+    if x.dtype.kind in "biu":
+        x = x.astype(np.float64)
+    if x.dtype.kind != "f":
+        raise TypeError(f"the row must hold real numbers, got dtype {x.dtype}")
+    if x.ndim != 1 or x.size == 0:
+        raise ValueError(f"the row must be 1-D and not empty, got shape {x.shape}")
+    if isinstance(block, bool) or int(block) != block or block < 1:
+        raise ValueError(f"block must be a whole number >= 1, got {block!r}")
+    return x, int(block)
+
+
+def _float(v: Any) -> float:
+    return float(np.asarray(v))
+
+
+@dataclass(frozen=True)
+class OnlineStep:
+    """One block of the sequential online softmax: the block read and the running partial.
+
+    ``m_after, d_after = merge(m_before, d_before, m_block, d_block)``, so
+    ``d_after == d_before * rescale + d_block * rescale_block`` with
+    ``rescale = exp((m_before - m_after) / T)`` (the factor the old sum is
+    multiplied by) and ``rescale_block = exp((m_block - m_after) / T)``.
+    ``partial`` is the softmax of what has been read so far,
+    ``w(x_j, m_after) / d_after`` for ``j < stop``: the final result once
+    the last block is in.
+    """
+
+    index: int  # 0-based block number
+    start: int
+    stop: int  # the block is row[start:stop]
+    m_before: float
+    d_before: float
+    m_block: float
+    d_block: float
+    m_after: float
+    d_after: float
+    rescale: float
+    rescale_block: float
+    partial: FloatArray  # length stop
+
+    @property
+    def max_changed(self) -> bool:
+        """Whether this block raised the running max (so the old sum was rescaled)."""
+        return bool(self.m_after != self.m_before) and not math.isnan(self.m_after)
+
+
+def online_softmax_trace(row: ArrayLike, block: int, temperature: float = 1.0) -> list[OnlineStep]:
+    """The one-pass (m, d) loop over ``row`` in blocks of ``block`` scores, one step per block.
+
+    This is what one thread (``block = 1``: Milakov & Gimelshein's loop
+    over single elements) or one tile loop does: start from ``(-inf, 0)``,
+    take each block's own partial and :func:`merge` it into the running one.
+    The last block may be shorter.  The last step's ``partial`` is the
+    online softmax of the whole row, which equals :func:`compute.softmax`
+    up to rounding, with the same special values.
+    """
+    x, block = _check_row(row, block)
+    m = np.asarray(-np.inf, dtype=x.dtype)
+    d = np.asarray(0.0, dtype=x.dtype)
+    steps = []
+    for index, start in enumerate(range(0, x.size, block)):
+        stop = min(start + block, x.size)
+        m_b, d_b = block_partial(x[start:stop], temperature)
+        m_new, d_new = merge(m, d, m_b, d_b, temperature)
+        steps.append(OnlineStep(
+            index=index, start=start, stop=stop,
+            m_before=_float(m), d_before=_float(d), m_block=_float(m_b), d_block=_float(d_b),
+            m_after=_float(m_new), d_after=_float(d_new),
+            rescale=_float(rescale(m, m_new, temperature)),
+            rescale_block=_float(rescale(m_b, m_new, temperature)),
+            partial=finish_softmax(x[:stop], m_new, d_new, temperature),
+        ))
+        m, d = m_new, d_new
+    return steps
+
+
+@dataclass(frozen=True)
+class TreeNode:
+    """One partial of the parallel reduction: a leaf (one block) or the merge of two nodes.
+
+    ``left`` and ``right`` index the level below (``None`` for a leaf; a
+    node with no partner is carried up unchanged and has ``right = None``).
+    ``rescale_left``/``rescale_right`` are the factors the children's sums
+    were multiplied by (1 for a carried node).
+    """
+
+    level: int
+    index: int
+    start: int
+    stop: int  # covers row[start:stop]
+    m: float
+    d: float
+    left: int | None = None
+    right: int | None = None
+    rescale_left: float = 1.0
+    rescale_right: float = math.nan
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.left is None
+
+
+def tree_merge_trace(row: ArrayLike, block: int, temperature: float = 1.0) -> list[list[TreeNode]]:
+    """Per-block ``(m, d)`` partials merged pairwise, level by level, up to one root.
+
+    Level 0 holds one leaf per block (all computed at once, as parallel
+    threads or warps would); level ``k + 1`` merges nodes ``2i`` and
+    ``2i + 1`` of level ``k`` (an odd last node is carried up unchanged),
+    the shape of a shared-memory block reduction.  ``merge`` is associative
+    and commutative, so any such order gives the sequential result up to
+    rounding; the root's ``(m, d)`` finishes the softmax.
+    """
+    x, block = _check_row(row, block)
+    level: list[TreeNode] = []
+    for index, start in enumerate(range(0, x.size, block)):
+        stop = min(start + block, x.size)
+        m, d = block_partial(x[start:stop], temperature)
+        level.append(TreeNode(0, index, start, stop, _float(m), _float(d)))
+    levels = [level]
+    while len(level) > 1:
+        up: list[TreeNode] = []
+        for i in range(0, len(level), 2):
+            a = level[i]
+            if i + 1 == len(level):
+                up.append(TreeNode(a.level + 1, i // 2, a.start, a.stop, a.m, a.d, left=i))
+                continue
+            b = level[i + 1]
+            ma, da, mb, db = (np.asarray(v, dtype=x.dtype) for v in (a.m, a.d, b.m, b.d))
+            m, d = merge(ma, da, mb, db, temperature)
+            up.append(TreeNode(
+                a.level + 1, i // 2, a.start, b.stop, _float(m), _float(d), left=i, right=i + 1,
+                rescale_left=_float(rescale(ma, m, temperature)),
+                rescale_right=_float(rescale(mb, m, temperature)),
+            ))
+        level = up
+        levels.append(level)
+    return levels
+
+
+# --------------------------------------------------------------------------
+# Attention, tile by tile (FlashAttention's loop)
+# --------------------------------------------------------------------------
+def _attention_inputs(q: ArrayLike, k: ArrayLike, v: ArrayLike, scale: float | None, tile: int):
+    qa, ka, va = (np.asarray(a) for a in (q, k, v))
+    for name, a in (("q", qa), ("k", ka), ("v", va)):
+        if a.ndim < 2 or a.dtype.kind not in "biuf":
+            raise ValueError(f"{name} must be a real array of at least 2 axes, got shape {a.shape}")
+    if qa.shape[-1] != ka.shape[-1] or qa.shape[-1] == 0:
+        raise ValueError(f"q and k need the same d > 0, got shapes {qa.shape} and {ka.shape}")
+    if ka.shape[-2] != va.shape[-2]:
+        raise ValueError(f"k and v need the same number of keys, got shapes {ka.shape} and {va.shape}")
+    if isinstance(tile, bool) or int(tile) != tile or tile < 1:
+        raise ValueError(f"tile must be a whole number >= 1, got {tile!r}")
+    out_dtype = np.result_type(qa, ka, va, np.float16)
+    work = np.promote_types(out_dtype, np.float32)
+    qa, ka, va = (a.astype(work, copy=False) for a in (qa, ka, va))
+    s = 1.0 / math.sqrt(qa.shape[-1]) if scale is None else float(scale)
+    if not (math.isfinite(s) and s > 0):
+        raise ValueError(f"scale must be a finite number > 0, got {scale!r}")
+    return qa, ka, va, work.type(s), out_dtype, int(tile)
+
+
+def _tile_scores(qa, ka, start: int, stop: int, s, causal: bool):
+    """The scaled scores of keys start..stop for every query, causal cells set to -inf."""
+    with np.errstate(all="ignore"):
+        scores = np.matmul(qa, np.swapaxes(ka[..., start:stop, :], -1, -2)) * s
+    if causal:
+        i = np.arange(qa.shape[-2])[:, None]
+        j = np.arange(start, stop)[None, :]
+        scores = np.where(j <= i, scores, scores.dtype.type(-np.inf))
+    return scores
+
+
+def _tile_update(m, lsum, acc, scores, v_tile):
+    """Merge one tile into the running (m, lsum, acc): FlashAttention's inner step."""
+    m_tile = np.max(scores, axis=-1)
+    m_new = np.maximum(m, m_tile)
+    r = rescale(m, m_new)
+    p = weights(scores, m_new[..., None])
+    with np.errstate(all="ignore"):
+        l_new = lsum * r + p.sum(axis=-1)
+        acc_new = acc * r[..., None] + np.matmul(p, v_tile)
+    return m_tile, m_new, r, l_new, acc_new
+
+
+def _finish(m, lsum, acc):
+    """out = acc / l and lse = m + log l; a row with no allowed key gets 0 and -inf."""
+    with np.errstate(all="ignore"):
+        out = acc / lsum[..., None]
+    empty = (lsum == 0)[..., None]
+    out = np.where(empty, out.dtype.type(0), out)
+    return out, finish_logsumexp(m, lsum)
+
+
+def flash_attention(
+    q: ArrayLike, k: ArrayLike, v: ArrayLike, scale: float | None = None, causal: bool = False, tile: int = 64
+) -> tuple[FloatArray, FloatArray]:
+    """Attention by K/V tiles without the ``n_q x n_k`` matrix: ``(output, lse)``.
+
+    The scores of one tile of ``tile`` keys are formed at a time; each query
+    row keeps a running max ``m``, sum ``l`` and output accumulator, which
+    are rescaled by ``exp(m_old - m_new)`` whenever a tile raises ``m``.
+    ``output`` matches :func:`compute.attention`'s (a row with no allowed
+    key gets zeros), and ``lse`` is the log-sum-exp of each row's scaled,
+    masked scores (``-inf`` for such a row).  ``scale`` defaults to
+    ``1/sqrt(d)``; ``causal`` is the top-left rule ``j <= i``.  Leading
+    axes broadcast as in ``np.matmul``.  float16 is computed in float32.
+    """
+    qa, ka, va, s, out_dtype, tile = _attention_inputs(q, k, v, scale, tile)
+    lead = np.broadcast_shapes(qa.shape[:-2], ka.shape[:-2], va.shape[:-2])
+    n_q, n_k, d_v = qa.shape[-2], ka.shape[-2], va.shape[-1]
+    m = np.full(lead + (n_q,), -np.inf, qa.dtype)
+    lsum = np.zeros(lead + (n_q,), qa.dtype)
+    acc = np.zeros(lead + (n_q, d_v), qa.dtype)
+    for start in range(0, n_k, tile):
+        stop = min(start + tile, n_k)
+        scores = _tile_scores(qa, ka, start, stop, s, causal)
+        _m_tile, m, _r, lsum, acc = _tile_update(m, lsum, acc, scores, va[..., start:stop, :])
+    out, lse = _finish(m, lsum, acc)
+    return out.astype(out_dtype, copy=False), lse.astype(out_dtype, copy=False)
+
+
+@dataclass(frozen=True)
+class FlashStep:
+    """One K/V tile of the attention loop, for every query row (arrays of length n_q)."""
+
+    index: int
+    start: int
+    stop: int  # keys start..stop
+    m_before: FloatArray
+    l_before: FloatArray
+    m_tile: FloatArray  # each row's max over this tile's (masked) scores
+    m_after: FloatArray
+    l_after: FloatArray
+    rescale: FloatArray  # exp(m_before - m_after): what l and the accumulator were multiplied by
+    acc_before: FloatArray  # (n_q, d_v)
+    acc_after: FloatArray
+
+    @property
+    def out_partial(self) -> FloatArray:
+        """acc / l: the attention output over the keys read so far."""
+        return _finish(self.m_after, self.l_after, self.acc_after)[0]
+
+
+@dataclass(frozen=True)
+class FlashTrace:
+    steps: list[FlashStep]
+    output: FloatArray  # (n_q, d_v)
+    lse: FloatArray  # (n_q,)
+    scale: float
+
+
+def flash_attention_trace(
+    q: ArrayLike, k: ArrayLike, v: ArrayLike, tile: int, scale: float | None = None, causal: bool = False
+) -> FlashTrace:
+    """:func:`flash_attention` for one head (2-D ``q``, ``k``, ``v``), every tile recorded."""
+    qa, ka, va, s, _out_dtype, tile = _attention_inputs(q, k, v, scale, tile)
+    if qa.ndim != 2 or ka.ndim != 2 or va.ndim != 2:
+        raise ValueError("the trace takes one head: q, k and v must be 2-D")
+    n_q, n_k, d_v = qa.shape[0], ka.shape[0], va.shape[1]
+    m = np.full(n_q, -np.inf, qa.dtype)
+    lsum = np.zeros(n_q, qa.dtype)
+    acc = np.zeros((n_q, d_v), qa.dtype)
+    steps = []
+    for index, start in enumerate(range(0, n_k, tile)):
+        stop = min(start + tile, n_k)
+        scores = _tile_scores(qa, ka, start, stop, s, causal)
+        m_tile, m_new, r, l_new, acc_new = _tile_update(m, lsum, acc, scores, va[start:stop])
+        steps.append(FlashStep(index, start, stop, m, lsum, m_tile, m_new, l_new, r, acc, acc_new))
+        m, lsum, acc = m_new, l_new, acc_new
+    out, lse = _finish(m, lsum, acc)
+    return FlashTrace(steps, out, lse, float(s))
+
+
+# --------------------------------------------------------------------------
+# Passes over memory
+# --------------------------------------------------------------------------
+@dataclass(frozen=True)
+class MemoryTraffic:
+    """How often a softmax method reads and writes a row of global memory."""
+
+    method: str
+    passes: int  # sweeps over the row in global memory
+    reads: int  # full reads of the row
+    writes: int  # full writes of the result
+
+    def bytes(self, n: int, itemsize: int = 4) -> int:
+        """Bytes moved for a row of ``n`` elements of ``itemsize`` bytes."""
+        return (self.reads + self.writes) * int(n) * int(itemsize)
+
+
+#: safe: a read for the max, a read for the sum, a read and a write to normalise;
+#: online: a read for (m, d) in one go, then a read and a write;
+#: fused: the row is read once into registers / shared memory and written once.
+_TRAFFIC = {
+    "safe": MemoryTraffic("safe", 3, 3, 1),
+    "online": MemoryTraffic("online", 2, 2, 1),
+    "fused": MemoryTraffic("fused", 1, 1, 1),
+}
+MEMORY_METHODS = tuple(_TRAFFIC)
+
+
+def memory_passes(method: str) -> MemoryTraffic:
+    """The memory traffic of ``method``: "safe" (3 passes), "online" (2) or "fused" (1)."""
+    try:
+        return _TRAFFIC[method]
+    except KeyError:
+        raise ValueError(f"method must be one of {', '.join(MEMORY_METHODS)}, got {method!r}") from None
