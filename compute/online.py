@@ -27,7 +27,7 @@ on scalars.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -153,8 +153,9 @@ class OnlineStep:
     ``rescale = exp((m_before - m_after) / T)`` (the factor the old sum is
     multiplied by) and ``rescale_block = exp((m_block - m_after) / T)``.
     ``partial`` is the softmax of what has been read so far,
-    ``w(x_j, m_after) / d_after`` for ``j < stop``: the final result once
-    the last block is in.
+    ``w(x_j, m_after) / d_after`` for ``j < stop`` (computed when asked
+    for, so a long trace stays O(n)): the final result once the last block
+    is in.
     """
 
     index: int  # 0-based block number
@@ -168,7 +169,14 @@ class OnlineStep:
     d_after: float
     rescale: float
     rescale_block: float
-    partial: FloatArray  # length stop
+    temperature: float
+    row: FloatArray = field(repr=False, compare=False)  # the whole row (shared, not copied)
+
+    @property
+    def partial(self) -> FloatArray:
+        """The softmax of ``row[:stop]`` from the running partial (computed on demand)."""
+        t = self.row.dtype.type
+        return finish_softmax(self.row[:self.stop], t(self.m_after), t(self.d_after), self.temperature)
 
     @property
     def max_changed(self) -> bool:
@@ -200,7 +208,7 @@ def online_softmax_trace(row: ArrayLike, block: int, temperature: float = 1.0) -
             m_after=_float(m_new), d_after=_float(d_new),
             rescale=_float(rescale(m, m_new, temperature)),
             rescale_block=_float(rescale(m_b, m_new, temperature)),
-            partial=finish_softmax(x[:stop], m_new, d_new, temperature),
+            temperature=temperature, row=x,
         ))
         m, d = m_new, d_new
     return steps
