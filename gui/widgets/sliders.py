@@ -6,6 +6,7 @@ import math
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QDoubleSpinBox,
     QGridLayout,
@@ -139,13 +140,16 @@ class ParamSlider(ValueSlider):
 
     def __init__(self, model: ViewModel, name: str, parent=None):
         spec = model.params()[name]
+        integer = spec.kind == "int"
         super().__init__(
             tr(f"param.{name}.label"), spec.minimum, spec.maximum, spec.default,
-            log=spec.log, tooltip=tr(f"param.{name}.tooltip"), parent=parent,
+            log=spec.log, tooltip=tr(f"param.{name}.tooltip"), decimals=0 if integer else 3, parent=parent,
         )
+        if integer:
+            self.spin.setSingleStep(1)
         self.model, self.name = model, name
         self.setValue(getattr(model, name))
-        self.valueEdited.connect(lambda v: model.set_param(name, v))
+        self.valueEdited.connect(lambda v: model.set_param(name, round(v) if integer else v))
         connect_while_alive(self, getattr(model.events, name), self.setValue)
 
 
@@ -176,3 +180,19 @@ class ParamChoice(QWidget):
     def _show(self, value: str) -> None:
         with signals_blocked(self.combo):
             self.combo.setCurrentIndex(self.choices.index(value))
+
+
+class ParamSwitch(QCheckBox):
+    """A check box bound both ways to an "off"/"on" choice parameter of a view model."""
+
+    def __init__(self, model: ViewModel, name: str, parent=None):
+        super().__init__(tr(f"param.{name}.label"), parent)
+        self.model, self.name = model, name
+        self.setToolTip(tr(f"param.{name}.tooltip"))
+        self._show(getattr(model, name))
+        self.toggled.connect(lambda on: model.set_param(name, "on" if on else "off"))
+        connect_while_alive(self, getattr(model.events, name), self._show)
+
+    def _show(self, value: str) -> None:
+        with signals_blocked(self):
+            self.setChecked(value == "on")
