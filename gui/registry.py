@@ -17,6 +17,7 @@ from gui.model.calculator import CalculatorModel
 from gui.model.gradients import GradientsModel
 from gui.model.logdomain import LogDomainModel
 from gui.model.normalizers import NormalizersModel
+from gui.model.online import OnlineModel
 from gui.model.precision import PrecisionModel
 from gui.model.simplex import SimplexModel
 from gui.model.temperature import TemperatureModel
@@ -47,6 +48,7 @@ VIEWS: tuple[ViewSpec, ...] = (
     ViewSpec("precision", PrecisionModel, "gui.views.precision:PrecisionView"),
     ViewSpec("log-domain", LogDomainModel, "gui.views.logdomain:LogDomainView"),
     ViewSpec("attention", AttentionModel, "gui.views.attention:AttentionView"),
+    ViewSpec("online", OnlineModel, "gui.views.online:OnlineView"),
 )
 
 
