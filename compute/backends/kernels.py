@@ -48,12 +48,15 @@ __all__ = [
     "Plan",
     "attention_name_expressions",
     "attention_plan",
+    "attention_scale_factors",
     "compile_ptx",
     "instantiation_source",
     "kernel_source",
     "launch_plan",
     "name_expressions",
     "nvrtc_options",
+    "scale_factors",
+    "temperature_factors",
     "vec_width",
 ]
 
@@ -317,3 +320,41 @@ def attention_plan(batch: int, n_q: int, d: int, d_v: int, dtype: Any) -> Attent
     smem = (block_q * dmax + ATTENTION_BLOCK_KEYS * (dmax + 1)) * csize
     q_blocks = max(1, math.ceil(n_q / block_q))
     return AttentionPlan(dt, dpl, rpw, block_q, ATTENTION_BLOCK_KEYS, smem, (q_blocks * max(batch, 1),))
+
+
+# --------------------------------------------------------------------------
+# the temperature / scale as two factors
+# --------------------------------------------------------------------------
+def scale_factors(product: float, half: float, dtype: Any) -> tuple[float, float]:
+    """``(a, b)`` with ``a * b = product`` for the kernels' ``(z * a) * b``.
+
+    ``half`` is ``sqrt(product)``, computed by the caller without
+    overflow.  When ``product`` is a normal number in the working precision
+    of ``dtype`` (float32 for float16) the factors are ``(product, 1.0)``,
+    so ``T = 1`` gives ``(1.0, 1.0)`` and exact results; otherwise (float32
+    with ``T = 1e-50`` or ``1e50``) both are ``half`` rounded to that
+    precision, with 0 raised to the smallest normal number: a product that
+    should be huge stays huge (``inf`` is fine: ``x == m`` never reaches
+    it), and one that should be tiny never becomes 0 (``-inf * 0`` would be
+    NaN).
+    """
+    work = np.float64 if _dtype_name(dtype) == "float64" else np.float32
+    fi = np.finfo(work)
+    with np.errstate(all="ignore"):
+        w = work(product)
+        if np.isfinite(w) and w >= fi.tiny:
+            return float(w), 1.0
+        h = work(half)
+    return (float(max(h, fi.tiny)),) * 2
+
+
+def temperature_factors(temperature: float, dtype: Any) -> tuple[float, float]:
+    """The kernels' two temperature factors: ``a * b = 1 / T`` (see :func:`scale_factors`)."""
+    t = float(temperature)
+    return scale_factors(1.0 / t, 1.0 / math.sqrt(t), dtype)
+
+
+def attention_scale_factors(scale: float, dtype: Any) -> tuple[float, float]:
+    """The attention kernel's two scale factors: ``a * b = scale``."""
+    s = float(scale)
+    return scale_factors(s, math.sqrt(s), dtype)
