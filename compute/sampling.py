@@ -90,7 +90,6 @@ from compute.softmax import (
     check_temperature,
     entropy,
     softmax,
-    softmax_over_temperatures,
 )
 
 __all__ = [
@@ -262,28 +261,29 @@ def _top_p_cut(p: NDArray[np.float64], top_p: float) -> float:
     ``<= 1 - top_p``; the most probable token is always kept.  Every token
     with ``p >= result`` is kept (ties included).
 
-    Only the head of the distribution is sorted: the top ``h`` values are
-    partitioned off (``h`` = 256, 4096, 65536, ..., all) until the mass
-    outside the head is ``<= 1 - top_p``, i.e. until every token outside the
-    head is certainly removed.
+    Short rows are sorted.  Long rows are first bucketed by the top 16 bits
+    of their float64 pattern (exponent and 4 mantissa bits: 16 buckets per
+    power of two, ordered like the values), which gives the mass of every
+    bucket in two linear passes.  Whole buckets then fall on one side of the
+    cut, and only the tokens of the one bucket the cut falls in are sorted:
+    typically a few hundred of 200,000.
     """
     limit = 1.0 - top_p
-    n = p.size
-    h = n if n <= _SMALL_ROW else 256
-    while True:
-        if h >= n:
-            head = np.sort(p)
-            rest = 0.0
-        else:
-            part = np.partition(p, n - h)
-            rest = float(part[: n - h].sum())
-            if rest > limit:  # some token outside the head survives
-                h *= 16
-                continue
-            head = np.sort(part[n - h :])
-        tails = rest + np.cumsum(head)  # ascending cumulative probability
-        first = int(np.searchsorted(tails, limit, side="right"))  # first tail > limit
-        return float(head[min(first, head.size - 1)])
+    if p.size <= _SMALL_ROW:
+        head = np.sort(p)
+        below = 0.0
+    else:
+        bucket = p.view(np.int64) >> 48  # p >= 0, so this is monotone in p
+        mass = np.bincount(bucket, weights=p, minlength=1 << 15)
+        cum = np.cumsum(mass)  # mass of every bucket <= b
+        b = int(np.searchsorted(cum, limit, side="right"))  # first bucket whose end passes the limit
+        if b >= cum.size:  # rounding: nothing exceeds the limit; keep the top token only
+            return float(p.max())
+        below = float(cum[b - 1]) if b else 0.0
+        head = np.sort(p[bucket == b])
+    tails = below + np.cumsum(head)  # ascending cumulative probability
+    first = int(np.searchsorted(tails, limit, side="right"))  # first tail > limit
+    return float(head[min(first, head.size - 1)])
 
 
 def _filter_rows(
@@ -292,21 +292,34 @@ def _filter_rows(
     """The knobs on float64 rows ``(R, V)`` (validated: no NaN, not all -inf)."""
     n_rows, v = rows.shape
     probs = softmax(rows, temperature=t)
-    masked = rows == -np.inf
-    kept = ~masked
     stage = np.zeros(rows.shape, dtype=np.int8)
-    stage[masked] = STAGE_MASKED
+    masked = rows == -np.inf
+    all_kept = not masked.any()  # while true, ``kept`` is all True and p == probs
+    kept = ~masked
+    if not all_kept:
+        stage[masked] = STAGE_MASKED
+
+    def cut(mask: BoolArray, code: int) -> None:
+        nonlocal all_kept
+        if mask.any():
+            stage[mask] = code
+            kept[mask] = False
+            all_kept = False
+
+    def renormalised() -> NDArray[np.float64]:
+        if all_kept:
+            return probs
+        p = np.where(kept, probs, 0.0)
+        p /= p.sum(axis=-1, keepdims=True)
+        return p
 
     with np.errstate(all="ignore"):
         if k is not None and k < v:
             kth = np.partition(rows, v - k, axis=-1)[:, v - k : v - k + 1]
-            cut = kept & (rows < kth)
-            stage[cut] = STAGE_TOP_K
-            kept &= ~cut
+            cut(kept & (rows < kth), STAGE_TOP_K)
 
         if top_p is not None:
-            p1 = np.where(kept, probs, 0.0)
-            p1 /= p1.sum(axis=-1, keepdims=True)
+            p1 = renormalised()
             if top_p >= 1.0:
                 thresholds = np.full((n_rows, 1), np.nextafter(0.0, 1.0))  # keep p > 0
             elif v <= _SMALL_ROW:  # whole batch at once
@@ -318,22 +331,18 @@ def _filter_rows(
                 thresholds = np.empty((n_rows, 1))
                 for r in range(n_rows):
                     row = p1[r]
-                    if k is not None and k < v:  # only top-k survivors can be kept
+                    if k is not None and k < v:  # only the top-k survivors can be kept
                         row = row[kept[r]]
                     thresholds[r, 0] = _top_p_cut(row, top_p)
-            cut = kept & (p1 < thresholds)
-            stage[cut] = STAGE_TOP_P
-            kept &= ~cut
+            cut(kept & (p1 < thresholds), STAGE_TOP_P)
 
-        if min_p is not None:
-            p2 = np.where(kept, probs, 0.0)
-            p2 /= p2.sum(axis=-1, keepdims=True)
-            cut = kept & (p2 < min_p * p2.max(axis=-1, keepdims=True))
-            stage[cut] = STAGE_MIN_P
-            kept &= ~cut
+        if min_p is not None and min_p > 0.0:
+            p2 = renormalised()
+            cut(kept & (p2 < min_p * p2.max(axis=-1, keepdims=True)), STAGE_MIN_P)
 
-        filtered = np.where(kept, probs, 0.0)
-        filtered /= filtered.sum(axis=-1, keepdims=True)
+        filtered = renormalised()
+        if filtered is probs:
+            filtered = probs.copy()
     return probs, kept, filtered, stage
 
 
@@ -974,12 +983,55 @@ def sampling_curves(
         "above_1pct": np.zeros(total, dtype=np.int64),
         "top2_gap": np.zeros(total),
     }
+    if np.isposinf(x).any():
+        return _curves_general(x, ts, result, progress, cancelled)
+    # Fast path.  -inf logits have probability 0 and contribute nothing, so
+    # only the finite ones are kept, shifted: d = x - max(x) <= 0 and, at
+    # each T, z = d / T (the shifted row softmax computes), e = exp(z),
+    # Z = sum(e) and entropy = log Z - sum(e z) / Z.  Only the 100 largest
+    # d can have p > 1 % (at most 99 tokens can), and the two largest give
+    # the gap, so those need no pass over the whole row.
+    d = x[np.isfinite(x)]
+    d = d - d.max()
+    v = d.size
+    head = np.sort(np.partition(d, v - min(v, 100))[v - min(v, 100) :])[::-1]  # descending
+    block = max(1, min(total, (1 << 21) // v))
+    z_buf, e_buf = np.empty((block, v)), np.empty((block, v))  # reused: no fresh pages per block
+    for start in range(0, total, block):
+        if cancelled is not None and cancelled():
+            raise Cancelled(f"temperature curves cancelled after {start} of {total} temperatures")
+        sl = slice(start, min(start + block, total))
+        t = ts[sl, None]
+        with np.errstate(all="ignore"):
+            z = np.divide(d[None, :], t, out=z_buf[: sl.stop - start])
+            e = np.exp(z, out=e_buf[: sl.stop - start])
+            big_z = e.sum(axis=1)
+            h = np.log(big_z) - np.einsum("ij,ij->i", e, z) / big_z
+            result["entropy"][sl] = np.maximum(h, 0.0)
+            result["perplexity"][sl] = np.exp(result["entropy"][sl])
+            p_head = np.exp(head[None, :] / t) / big_z[:, None]
+        result["above_1pct"][sl] = np.count_nonzero(p_head > 0.01, axis=-1)
+        result["top2_gap"][sl] = p_head[:, 0] - (p_head[:, 1] if v >= 2 else 0.0)
+        if progress is not None:
+            progress(sl.stop, total)
+    return result
+
+
+def _curves_general(
+    x: NDArray[np.float64],
+    ts: NDArray[np.float64],
+    result: dict[str, NDArray[Any]],
+    progress: Callable[[int, int], object] | None,
+    cancelled: Callable[[], bool] | None,
+) -> dict[str, NDArray[Any]]:
+    """:func:`sampling_curves` through full softmax rows (rows with ``+inf``)."""
+    total, v = ts.size, x.size
     block = max(1, (1 << 21) // v)
     for start in range(0, total, block):
         if cancelled is not None and cancelled():
             raise Cancelled(f"temperature curves cancelled after {start} of {total} temperatures")
         sl = slice(start, min(start + block, total))
-        p = softmax_over_temperatures(x, ts[sl])
+        p = np.array([softmax(x, temperature=float(t)) for t in ts[sl]]).reshape(-1, v)
         h = entropy(p)
         result["entropy"][sl] = h
         with np.errstate(all="ignore"):
