@@ -67,6 +67,7 @@ vector (``axis`` is ignored) and the result has the input's shape.
 
 from __future__ import annotations
 
+import importlib
 import math
 import numbers
 from dataclasses import dataclass
@@ -75,6 +76,8 @@ from typing import Any
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 from numpy.typing import ArrayLike, NDArray
+
+from compute import backends as _backends
 
 __all__ = [
     "SoftmaxSteps",
@@ -169,23 +172,6 @@ def _prepare(
     return a, normalize_axis_index(axis, a.ndim), out_dtype, shape
 
 
-def _divide_by_temperature(d: FloatArray, t: float) -> FloatArray:
-    """``d / t`` in ``d``'s precision; ``d <= 0`` (or NaN), ``t`` validated.
-
-    If ``t`` is not a normal number in ``d``'s dtype (e.g. ``t = 1e-50`` or
-    ``1e50`` for float32, which would round to 0 or inf and give ``0/0`` or
-    ``-inf/inf`` = NaN) the division is done in float64 and rounded back; the
-    result is then ``-inf`` / ``-0.0`` exactly where the true quotient is out
-    of range, never NaN.  Must be called under ``np.errstate(all="ignore")``.
-    """
-    if t == 1.0:
-        return d  # exact either way; skip a pass over the data
-    t_w = d.dtype.type(t)
-    if np.isfinite(t_w) and t_w >= np.finfo(d.dtype).tiny:
-        return d / t_w
-    return (d.astype(np.float64) / t).astype(d.dtype)
-
-
 def _rows_last(a: FloatArray, axis: int) -> FloatArray:
     """``a`` with ``axis`` moved last, C-contiguous.
 
@@ -205,12 +191,31 @@ def _restore(
     return np.ascontiguousarray(out).reshape(shape)
 
 
-def _shifted(a: FloatArray, axis: int, t: float) -> FloatArray:
-    """``(a - max(a)) / t`` along ``axis``, with the special-row rules.
+def _divide_into(d: FloatArray, t: float) -> None:
+    """``d /= t`` in place, in ``d``'s precision; ``d <= 0`` (or NaN), ``t`` validated.
+
+    If ``t`` is not a normal number in ``d``'s dtype (e.g. ``t = 1e-50`` or
+    ``1e50`` for float32, which would round to 0 or inf and give ``0/0`` or
+    ``-inf/inf`` = NaN) the division is done in float64 and rounded back; the
+    result is then ``-inf`` / ``-0.0`` exactly where the true quotient is out
+    of range, never NaN.  Must be called under ``np.errstate(all="ignore")``.
+    """
+    if t == 1.0:
+        return
+    t_w = d.dtype.type(t)
+    if np.isfinite(t_w) and t_w >= np.finfo(d.dtype).tiny:
+        np.divide(d, t_w, out=d)
+    else:
+        d[...] = (d.astype(np.float64) / t).astype(d.dtype)
+
+
+def _shift_into(a: FloatArray, out: FloatArray, t: float) -> None:
+    """``out[...] = (a - max(a)) / t`` along the last axis, with the special-row rules.
 
     This is the one formula behind ``softmax``, ``log_softmax`` and
-    ``softmax_steps``, so their results agree bit for bit.  Must be called
-    under ``np.errstate(all="ignore")``.
+    ``softmax_steps`` (through :func:`_shifted`), so their results agree bit
+    for bit.  ``out`` has ``a``'s shape and dtype and may be ``a`` itself.
+    Must be called under ``np.errstate(all="ignore")``.
 
     * finite rows: ``(a - max) / t``; the max entry gives exactly 0, others
       are ``<= 0`` (``-inf`` if the subtraction or division overflows).
@@ -220,18 +225,159 @@ def _shifted(a: FloatArray, axis: int, t: float) -> FloatArray:
     * rows with only ``-inf``: ``-inf`` everywhere (``exp`` gives all zeros,
       and ``0/0`` makes the probabilities NaN).
     * rows with NaN: NaN everywhere (the max, hence the shift, is undefined).
+
+    The special rows are looked for on the ``(..., 1)`` row maxima only: when
+    they are all finite (the usual case) the work is one subtraction and one
+    division (none for ``t == 1``) over the data.
     """
-    m = np.max(a, axis=axis, keepdims=True)  # NaN if the row holds a NaN
-    m_safe = np.where(np.isfinite(m), m, 0)
-    shifted = _divide_by_temperature(a - m_safe, t)
-    pos_rows = m == np.inf
-    if pos_rows.any():
-        limit = np.where(a == np.inf, 0.0, -np.inf).astype(shifted.dtype)
-        shifted = np.where(pos_rows, limit, shifted)
-    nan_rows = np.isnan(m)
+    m = np.max(a, axis=-1, keepdims=True)  # NaN if the row holds a NaN
+    finite = np.isfinite(m)
+    if finite.all():
+        np.subtract(a, m, out=out)
+        _divide_into(out, t)
+        return
+    pos_rows = (m == np.inf)[..., 0]
+    nan_rows = np.isnan(m)[..., 0]
+    # from ``a`` before ``out`` (possibly ``a`` itself) is overwritten
+    limit = np.where(a[pos_rows] == np.inf, 0.0, -np.inf) if pos_rows.any() else None
+    np.subtract(a, np.where(finite, m, 0), out=out)
+    _divide_into(out, t)
+    if limit is not None:
+        out[pos_rows] = limit
     if nan_rows.any():
-        shifted = np.where(nan_rows, np.nan, shifted).astype(a.dtype, copy=False)
-    return shifted
+        out[nan_rows] = np.nan
+
+
+def _shifted(a: FloatArray, axis: int, t: float) -> FloatArray:
+    """``(a - max(a)) / t`` along ``axis`` as a new array; see :func:`_shift_into`.
+
+    Must be called under ``np.errstate(all="ignore")``.
+    """
+    out = np.empty_like(a)
+    _shift_into(np.moveaxis(a, axis, -1), np.moveaxis(out, axis, -1), t)
+    return out
+
+
+# Rows are processed in blocks of about this many bytes, so that the shift,
+# the exp, the sum and the division of a block all find it in the core's L2
+# cache: the data goes through main memory once in and once out, instead of
+# once per pass.  A row longer than this is one block on its own.
+_BLOCK_BYTES = 1 << 19
+
+
+def _block_rows(rows: FloatArray) -> int:
+    """How many rows of ``rows`` (2-D, rows last) make one block."""
+    return max(1, _BLOCK_BYTES // max(1, rows.shape[-1] * rows.dtype.itemsize))
+
+
+def _prepare_rows(
+    x: ArrayLike, axis: int
+) -> tuple[FloatArray, bool, int, np.dtype[Any], tuple[int, ...]]:
+    """:func:`_prepare` plus :func:`_rows_last`, as 2-D rows.
+
+    Returns ``(rows, owned, axis, out_dtype, shape)``: ``rows`` is
+    ``(-1, n)``, C-contiguous, in the working precision, and ``owned`` says
+    whether it is a copy made here (float16 widened, ints converted, another
+    axis moved last, a non-contiguous input gathered), which may then be
+    overwritten with the result; otherwise it shares the caller's memory.
+    """
+    src = np.asarray(x)
+    a, ax, out_dtype, shape = _prepare(src, axis)
+    rows = _rows_last(a, ax)
+    rows = rows.reshape(math.prod(rows.shape[:-1]), rows.shape[-1])
+    return rows, not np.may_share_memory(rows, src), ax, out_dtype, shape
+
+
+def _softmax_rows(rows: FloatArray, out: FloatArray, t: float) -> None:
+    """``out[...] = softmax(rows, temperature=t)`` over the last axis, block by block.
+
+    ``out`` may be ``rows``.  The same operations, in the same order, as
+    :func:`softmax_steps` (shift, divide by ``t``, ``exp``, a pairwise sum
+    of each contiguous row, divide by the sum), only in place.  Under errstate.
+    """
+    step = _block_rows(rows)
+    for i in range(0, rows.shape[0], step):
+        w = out[i : i + step]
+        _shift_into(rows[i : i + step], w, t)
+        np.exp(w, out=w)
+        np.divide(w, w.sum(axis=-1, keepdims=True), out=w)
+
+
+def _log_softmax_rows(rows: FloatArray, out: FloatArray, t: float) -> None:
+    """``out[...] = log_softmax(rows, temperature=t)``, block by block (see above)."""
+    step = _block_rows(rows)
+    scratch = np.empty((min(step, rows.shape[0]), rows.shape[1]), dtype=rows.dtype)
+    for i in range(0, rows.shape[0], step):
+        w = out[i : i + step]
+        _shift_into(rows[i : i + step], w, t)
+        e = np.exp(w, out=scratch[: w.shape[0]])
+        total = e.sum(axis=-1, keepdims=True)
+        np.subtract(w, np.log(total, out=total), out=w)
+
+
+def _logsumexp_rows(rows: FloatArray) -> FloatArray:
+    """``logsumexp`` of each row of 2-D ``rows``, as ``(R, 1)``, block by block."""
+    step = _block_rows(rows)
+    scratch = np.empty((min(step, rows.shape[0]), rows.shape[1]), dtype=rows.dtype)
+    out = np.empty((rows.shape[0], 1), dtype=rows.dtype)
+    for i in range(0, rows.shape[0], step):
+        block = rows[i : i + step]
+        m = np.max(block, axis=-1, keepdims=True)
+        # For a non-finite max shift by 0 instead: +inf rows then give
+        # log(inf) = inf, all -inf rows log(0) = -inf, NaN rows NaN.
+        m = np.where(np.isfinite(m), m, 0)
+        e = np.subtract(block, m, out=scratch[: block.shape[0]])
+        np.exp(e, out=e)
+        np.add(np.log(e.sum(axis=-1, keepdims=True)), m, out=out[i : i + step])
+    return out
+
+
+# --------------------------------------------------------------------------
+# dispatch to the CuPy backend (see compute.backends)
+# --------------------------------------------------------------------------
+def _rows_shape(shape: tuple[int, ...], ax: int) -> tuple[int, ...]:
+    """``shape`` (a 0-d one as ``(1,)``) with axis ``ax`` moved last."""
+    s = shape or (1,)
+    return s[:ax] + s[ax + 1 :] + (s[ax],)
+
+
+def _host_fn(op: str) -> Any:
+    return {"softmax": _softmax_host, "log_softmax": _log_softmax_host, "logsumexp": _logsumexp_host}[op]
+
+
+def _offload(op: str, x: ArrayLike, ax: int, *t: float) -> FloatArray:
+    """Run ``op`` on the device for NumPy input (CuPy active, input large)."""
+    arr = _as_float_array(x)  # its own float dtype: the kernels widen float16 themselves
+    kwargs: dict[str, Any] = {"axis": ax} | ({"temperature": t[0]} if t else {})
+    return _backends.run(op, [arr], kwargs, _host_fn(op))
+
+
+def _on_device(op: str, x: Any, axis: int, *t: float) -> Any:
+    """Run ``op`` on a CuPy array with NumPy's dtype, shape and axis rules.
+
+    Bools and ints become float64 (on the device), non-real dtypes raise
+    ``TypeError``, a 0-d array is a one-element vector, a bad ``axis``
+    raises ``AxisError`` and an empty axis gives an empty (``-inf`` for
+    logsumexp) result, all before any kernel runs.  The kernels (or, if
+    they fail, NumPy) get a float array, a non-negative axis and the
+    validated temperature; the result is a CuPy array.
+    """
+    kind = x.dtype.kind
+    if kind in "biu":
+        x = x.astype(np.float64)
+    elif kind != "f":
+        _as_float_array(np.empty(0, dtype=x.dtype))  # raises the NumPy path's TypeError
+    if x.ndim == 0:
+        out = _on_device(op, x.reshape(1), 0, *t)
+        return out if op == "logsumexp" else out.reshape(())
+    ax = normalize_axis_index(axis, x.ndim)
+    if x.shape[ax] == 0:
+        cp = importlib.import_module("cupy")
+        if op == "logsumexp":
+            return cp.full(x.shape[:ax] + x.shape[ax + 1 :], -np.inf, dtype=x.dtype)
+        return cp.empty(x.shape, dtype=x.dtype)
+    kwargs: dict[str, Any] = {"axis": ax} | ({"temperature": t[0]} if t else {})
+    return _backends.run(op, [x], kwargs, _host_fn(op))
 
 
 # --------------------------------------------------------------------------
@@ -266,14 +412,26 @@ def softmax(x: ArrayLike, axis: int = -1, temperature: float = 1.0) -> FloatArra
         numpy.exceptions.AxisError: ``axis`` out of range.
     """
     t = check_temperature(temperature)
-    a, ax, out_dtype, shape = _prepare(x, axis)
-    if a.shape[ax] == 0:
+    if type(x).__module__.startswith("cupy"):
+        return _on_device("softmax", x, axis, t)
+    return _softmax_host(x, axis, t, offload=True)
+
+
+def _softmax_host(x: ArrayLike, axis: int, temperature: float, offload: bool = False) -> FloatArray:
+    """:func:`softmax` in NumPy (``temperature`` already validated).
+
+    With ``offload``, a large enough input goes to the device when CuPy is
+    the active backend (see :mod:`compute.backends`).
+    """
+    rows, owned, ax, out_dtype, shape = _prepare_rows(x, axis)
+    if rows.shape[-1] == 0:
         return np.empty(shape, dtype=out_dtype)
+    if offload and _backends.offload_wanted(rows.size):
+        return _offload("softmax", x, ax, temperature)
+    out = rows if owned else np.empty_like(rows)
     with np.errstate(all="ignore"):
-        rows = _rows_last(a, ax)
-        e = np.exp(_shifted(rows, -1, t))
-        p = e / e.sum(axis=-1, keepdims=True)
-        return _restore(p, ax, out_dtype, shape)
+        _softmax_rows(rows, out, temperature)
+        return _restore(out.reshape(_rows_shape(shape, ax)), ax, out_dtype, shape)
 
 
 def log_softmax(
@@ -295,13 +453,22 @@ def log_softmax(
     rounds to ``-inf`` when cast back to float16.
     """
     t = check_temperature(temperature)
-    a, ax, out_dtype, shape = _prepare(x, axis)
-    if a.shape[ax] == 0:
+    if type(x).__module__.startswith("cupy"):
+        return _on_device("log_softmax", x, axis, t)
+    return _log_softmax_host(x, axis, t, offload=True)
+
+
+def _log_softmax_host(x: ArrayLike, axis: int, temperature: float, offload: bool = False) -> FloatArray:
+    """:func:`log_softmax` in NumPy; see :func:`_softmax_host`."""
+    rows, owned, ax, out_dtype, shape = _prepare_rows(x, axis)
+    if rows.shape[-1] == 0:
         return np.empty(shape, dtype=out_dtype)
+    if offload and _backends.offload_wanted(rows.size):
+        return _offload("log_softmax", x, ax, temperature)
+    out = rows if owned else np.empty_like(rows)
     with np.errstate(all="ignore"):
-        shifted = _shifted(_rows_last(a, ax), -1, t)
-        out = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
-        return _restore(out, ax, out_dtype, shape)
+        _log_softmax_rows(rows, out, temperature)
+        return _restore(out.reshape(_rows_shape(shape, ax)), ax, out_dtype, shape)
 
 
 def logsumexp(x: ArrayLike, axis: int = -1) -> FloatArray:
@@ -315,10 +482,23 @@ def logsumexp(x: ArrayLike, axis: int = -1) -> FloatArray:
     all-``-inf`` row gives ``-inf``; a row with NaN gives NaN; an empty axis
     gives ``-inf`` (the log of an empty sum).
     """
+    if type(x).__module__.startswith("cupy"):
+        return _on_device("logsumexp", x, axis)
+    return _logsumexp_host(x, axis, offload=True)
+
+
+def _logsumexp_host(x: ArrayLike, axis: int, offload: bool = False) -> FloatArray:
+    """:func:`logsumexp` in NumPy; see :func:`_softmax_host`."""
     a, ax, out_dtype, shape = _prepare(x, axis)
     if a.shape[ax] == 0:
         return np.full(a.shape[:ax] + a.shape[ax + 1 :], -np.inf, dtype=out_dtype)
+    if offload and _backends.offload_wanted(a.size):
+        return _offload("logsumexp", x, ax)
     with np.errstate(all="ignore"):
+        if ax == a.ndim - 1 and a.flags.c_contiguous:
+            # contiguous rows: reduced block by block, the same bits as below
+            out = _logsumexp_rows(a.reshape(math.prod(a.shape[:-1]), a.shape[-1]))
+            return out.reshape(a.shape[:-1]).astype(out_dtype, copy=False)
         m = np.max(a, axis=ax, keepdims=True)
         # For a non-finite max shift by 0 instead: +inf rows then give
         # log(inf) = inf, all -inf rows log(0) = -inf, NaN rows NaN.
