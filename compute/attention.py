@@ -88,6 +88,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike, NDArray
 
+from compute import backends as _backends
 from compute.softmax import (
     FloatArray,
     _as_float_array,
@@ -149,9 +150,13 @@ def _check_bool(value: Any, name: str) -> bool:
 
 def _check_operand(x: ArrayLike, name: str) -> FloatArray:
     a = _as_float_array(x)
-    if a.ndim < 2:
-        raise ValueError(f"{name} must have at least 2 dimensions (..., n, d), got shape {a.shape}")
+    _check_ndim(a.shape, name)
     return a
+
+
+def _check_ndim(shape: tuple[int, ...], name: str) -> None:
+    if len(shape) < 2:
+        raise ValueError(f"{name} must have at least 2 dimensions (..., n, d), got shape {shape}")
 
 
 def _check_qk(q: FloatArray, k: FloatArray) -> None:
@@ -326,10 +331,34 @@ def attention(
         except rows with no allowed key (see :func:`masked_rows`), whose
         weights and output are all exactly 0, not NaN.
 
+    Backends: if any of ``q``, ``k``, ``v`` or ``mask`` is a CuPy array the
+    whole call runs on the device and returns CuPy arrays; NumPy input with
+    at least :data:`compute.backends.GPU_MIN_ELEMENTS` score cells runs
+    there too when CuPy is the active backend (see :mod:`compute.backends`).
+    The device computes the same steps (the score matmul and scale, the
+    masks, the project's softmax kernel on the scores, the zeroed empty
+    rows, the output matmul) rather than the fused ``flash_attention``
+    kernel, because the weight matrix is returned anyway.
+
     Raises:
         ValueError: bad shapes, ``d == 0`` or a bad ``scale``.
         TypeError: non-real input, a non-boolean ``mask`` or ``causal``.
     """
+    if _backends.any_device_array(q, k, v, mask):
+        return _backends.run(_attention_on_device, [q, k, v, mask], {"scale": scale, "causal": causal}, _attention_host)
+    return _attention_host(q, k, v, mask, scale=scale, causal=causal, offload=True)
+
+
+def _attention_host(
+    q: ArrayLike,
+    k: ArrayLike,
+    v: ArrayLike,
+    mask: ArrayLike | None,
+    scale: float | None,
+    causal: bool,
+    offload: bool = False,
+) -> tuple[FloatArray, FloatArray]:
+    """:func:`attention` in NumPy; with ``offload``, large work may go to the device."""
     qa = _check_operand(q, "q")
     ka = _check_operand(k, "k")
     va = _check_operand(v, "v")
@@ -351,6 +380,10 @@ def attention(
             + ("" if mask is None else f" and mask {np.shape(mask)}")
             + " do not broadcast"
         ) from None
+    if offload and _backends.offload_wanted(math.prod(batch) * n_q * n_k):
+        return _backends.run(
+            _attention_on_device, [qa, ka, va, mask], {"scale": scale, "causal": causal}, _attention_host
+        )
     out_dtype = np.result_type(qa, ka, va)
     work = _working_dtype(out_dtype)
     scores = _scores(qa, ka, scale, work)
@@ -368,6 +401,67 @@ def attention(
     weights = np.array(weights, dtype=out_dtype, copy=None, order="C")
     output = output.astype(out_dtype, copy=False)
     return weights, output
+
+
+def _attention_on_device(
+    cp: Any,
+    kernels: Any,
+    q: Any,
+    k: Any,
+    v: Any,
+    mask: Any,
+    scale: float | None,
+    causal: bool,
+) -> tuple[Any, Any]:
+    """:func:`attention` on CuPy arrays (``cp`` is CuPy, ``kernels`` the
+    project's ``cupy_backend``): the NumPy path's steps and rules, with the
+    softmax kernel for the weights.  Validation raises what NumPy's does."""
+
+    def operand(a: Any, name: str) -> Any:
+        a = cp.asarray(a)
+        kind = a.dtype.kind
+        if kind in "biu":
+            a = a.astype(np.float64)
+        elif kind != "f":
+            _as_float_array(np.empty(0, dtype=a.dtype))  # raises the NumPy path's TypeError
+        _check_ndim(a.shape, name)
+        return a
+
+    qa, ka, va = operand(q, "q"), operand(k, "k"), operand(v, "v")
+    _check_qk(qa, ka)
+    if va.shape[-2] != ka.shape[-2]:
+        raise ValueError(
+            f"k and v must have the same number of keys n_k, got shapes {ka.shape} and {va.shape}"
+        )
+    n_q, n_k = qa.shape[-2], ka.shape[-2]
+    host_mask = cp.asnumpy(mask) if _backends.is_device_array(mask) else mask
+    allowed = _allowed(causal, host_mask, n_q, n_k)
+    lead = [qa.shape[:-2], ka.shape[:-2], va.shape[:-2]]
+    if allowed is not None:
+        lead.append(allowed.shape[:-2])
+    try:
+        batch = np.broadcast_shapes(*lead)
+    except ValueError:
+        raise ValueError(
+            f"the leading axes of q {qa.shape}, k {ka.shape}, v {va.shape}"
+            + ("" if mask is None else f" and mask {np.shape(host_mask)}")
+            + " do not broadcast"
+        ) from None
+    out_dtype = np.result_type(qa.dtype, ka.dtype, va.dtype)
+    work = _working_dtype(out_dtype)
+    s = 1.0 / math.sqrt(qa.shape[-1]) if scale is None else _check_scale(scale)
+    scores = cp.matmul(qa.astype(work, copy=False), cp.swapaxes(ka.astype(work, copy=False), -1, -2))
+    scores = _apply_scale(scores, s)
+    if allowed is not None:
+        scores = cp.where(cp.asarray(allowed), scores, work.type(-np.inf))
+    empty = (scores == work.type(-np.inf)).all(axis=-1, keepdims=True)
+    weights = cp.where(empty, work.type(0), kernels.softmax(scores, axis=-1))
+    output = cp.matmul(weights, va.astype(work, copy=False))
+    output = cp.where(empty, work.type(0), output)
+    if weights.shape[:-2] != batch:
+        weights = cp.broadcast_to(weights, batch + (n_q, n_k))
+    weights = cp.ascontiguousarray(weights).astype(out_dtype, copy=False)
+    return weights, output.astype(out_dtype, copy=False)
 
 
 # --------------------------------------------------------------------------
