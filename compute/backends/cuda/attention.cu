@@ -15,7 +15,7 @@
 // The n x n score matrix is never stored.  At the end out = acc / l (0 for a
 // row with no allowed key: m = -inf) and lse = m + log l (m when not finite).
 // Scores are (q . k) * sa * sb, the product first, as compute.attention does
-// (sa * sb = scale, split as in div_t).  causal: key j is allowed for query i iff j <= i (top-left);
+// (sa * sb = scale, split as in tscale).  causal: key j is allowed for query i iff j <= i (top-left);
 // tiles wholly right of a block's last query are skipped.  Head dimensions up
 // to 32 * DPL (DPL = 1, 2, 4: 128 at most); lane l owns the output dims
 // l + 32 c, c < DPL.
@@ -78,7 +78,7 @@ __global__ void __launch_bounds__(128)
 #pragma unroll 8
             for (int c = 0; c < D; ++c) dot += qs[r * D + c] * kv[lane * KS + c];
             const bool allowed = key < nk && qi < nq && !(causal && key > qi);
-            s[i] = allowed ? div_t(dot, sa, sb) : neg_inf<C>();
+            s[i] = allowed ? tscale(dot, sa, sb) : neg_inf<C>();
         }
         __syncthreads();  // the K tile is no longer read
         for (int i = threadIdx.x; i < 32 * D; i += blockDim.x) {

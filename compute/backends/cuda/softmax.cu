@@ -4,7 +4,7 @@
 // T is the storage type (half_t, float, double), C = Traits<T>::C the type
 // the arithmetic runs in (float for half_t).  kind: 0 softmax, 1
 // log_softmax, 2 logsumexp (y then holds one value per row).  The
-// temperature is folded in after the shift: (x - m) * ta * tb (see div_t).  Offsets are
+// temperature is folded in after the shift: (x - m) * ta * tb (see tscale).  Offsets are
 // 64-bit.  VEC > 1 variants use 16-byte loads and stores and need both
 // pointers 16-byte aligned and n % VEC == 0 (the launcher checks; VEC == 1
 // takes anything).
@@ -35,10 +35,13 @@ __device__ __forceinline__ void store_pack(T* __restrict__ p, const typename Tra
 }
 
 // The output value of one element for kind 0 (softmax) or 1 (log_softmax).
+// Softmax multiplies by inv_d = 1 / d (one division per row, not per
+// element: an IEEE division is a subroutine call in SASS, whose saved
+// registers ptxas counts as spills); 0 * inf = NaN keeps the all -inf rows NaN.
 template <typename C>
-__device__ __forceinline__ C finish_value(C x, C m, C d, C log_d, C ta, C tb, int kind) {
+__device__ __forceinline__ C finish_value(C x, C m, C inv_d, C log_d, C ta, C tb, int kind) {
     if (kind == 1) return log_shift(x, m, ta, tb) - log_d;
-    return wgt(x, m, ta, tb) / d;
+    return wgt(x, m, ta, tb) * inv_d;
 }
 
 // ---------------------------------------------------------------------------
@@ -46,7 +49,7 @@ __device__ __forceinline__ C finish_value(C x, C m, C d, C log_d, C ta, C tb, in
 // (j * 32 + l) * VEC + k for j < PER / VEC, k < VEC; missing ones are -inf.
 // ---------------------------------------------------------------------------
 template <typename T, int VEC, int PER>
-__global__ void __launch_bounds__(128)
+__global__ void __launch_bounds__(128, 1)  // (128) alone made ptxas spill a few bytes
     softmax_warp(const T* __restrict__ x, T* __restrict__ y, long long rows, long long n, typename Traits<T>::C ta, typename Traits<T>::C tb, int kind) {
     typedef typename Traits<T>::C C;
     static_assert(PER % VEC == 0, "PER must be a multiple of VEC");
@@ -89,7 +92,7 @@ __global__ void __launch_bounds__(128)
         if (lane == 0) y[row] = from_c<T>(finish_lse(m, d));
         return;
     }
-    const C log_d = sl_log(d);
+    const C log_d = sl_log(d), inv_d = sl_rcp(d);
     T* __restrict__ yr = y + row * n;
 #pragma unroll
     for (int j = 0; j < PER / VEC; ++j) {
@@ -98,7 +101,7 @@ __global__ void __launch_bounds__(128)
 #pragma unroll
         for (int k = 0; k < VEC; ++k) {
             const C xi = v[j * VEC + k];
-            o[k] = kind == 0 ? xi / d : log_shift(xi, m, ta, tb) - log_d;
+            o[k] = kind == 0 ? xi * inv_d : log_shift(xi, m, ta, tb) - log_d;
         }
         if (VEC > 1) {
             if (base < n) store_pack<T, VEC>(yr + base, o);
@@ -150,13 +153,13 @@ __global__ void __launch_bounds__(1024)
         if (threadIdx.x == 0) y[row] = from_c<T>(finish_lse(m, d));
         return;
     }
-    const C log_d = sl_log(d);
+    const C log_d = sl_log(d), inv_d = sl_rcp(d);
     T* __restrict__ yr = y + row * n;
     for (long long i = threadIdx.x; i < npk; i += blockDim.x) {
         C a[VEC];
         load_pack<T, VEC>(row_s + i * VEC, a);
 #pragma unroll
-        for (int k = 0; k < VEC; ++k) a[k] = finish_value(a[k], m, d, log_d, ta, tb, kind);
+        for (int k = 0; k < VEC; ++k) a[k] = finish_value(a[k], m, inv_d, log_d, ta, tb, kind);
         store_pack<T, VEC>(yr + i * VEC, a);
     }
 }
@@ -186,12 +189,12 @@ __device__ __forceinline__ void write_pass(const T* __restrict__ xr, T* __restri
                                            long long p1, typename Traits<T>::C m,
                                            typename Traits<T>::C d, typename Traits<T>::C ta, typename Traits<T>::C tb, int kind) {
     typedef typename Traits<T>::C C;
-    const C log_d = sl_log(d);
+    const C log_d = sl_log(d), inv_d = sl_rcp(d);
     for (long long i = p0 + threadIdx.x; i < p1; i += blockDim.x) {
         C a[VEC];
         load_pack<T, VEC>(xr + i * VEC, a);
 #pragma unroll
-        for (int k = 0; k < VEC; ++k) a[k] = finish_value(a[k], m, d, log_d, ta, tb, kind);
+        for (int k = 0; k < VEC; ++k) a[k] = finish_value(a[k], m, inv_d, log_d, ta, tb, kind);
         store_pack<T, VEC>(yr + i * VEC, a);
     }
 }

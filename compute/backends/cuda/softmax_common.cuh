@@ -55,6 +55,22 @@ template <> __device__ __forceinline__ double qnan<double>() {
 __device__ __forceinline__ float sl_exp(float x) { return expf(x); }
 __device__ __forceinline__ double sl_exp(double x) { return exp(x); }
 __device__ __forceinline__ float sl_log(float x) { return logf(x); }
+// 1 / d without the IEEE division subroutine (its CALL makes ptxas save the
+// row's registers to the stack, counted as spills): the hardware
+// approximation and Newton steps, within an ulp or so.  d is a sum of
+// weights: 0 (all -inf row: NaN results either way), NaN, or >= 1.
+__device__ __forceinline__ float sl_rcp(float x) {
+    float r;
+    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+    return fmaf(r, fmaf(-x, r, 1.0f), r);
+}
+__device__ __forceinline__ double sl_rcp(double x) {
+    double r;
+    asm("rcp.approx.ftz.f64 %0, %1;" : "=d"(r) : "d"(x));
+    r = fma(r, fma(-x, r, 1.0), r);
+    r = fma(r, fma(-x, r, 1.0), r);
+    return fma(r, fma(-x, r, 1.0), r);
+}
 __device__ __forceinline__ double sl_log(double x) { return log(x); }
 
 // ---- the temperature (or attention scale) ---------------------------------
@@ -63,18 +79,18 @@ __device__ __forceinline__ double sl_log(double x) { return log(x); }
 // factors otherwise (float32 with T = 1e-50 or 1e50), so neither rounds to 0
 // or inf where the product should not (kernels.scale_factors).  T = 1 gives
 // ta = tb = 1: exact.  No branch, so the compiler keeps one copy of each loop.
-template <typename C> __device__ __forceinline__ C div_t(C diff, C ta, C tb) { return (diff * ta) * tb; }
+template <typename C> __device__ __forceinline__ C tscale(C diff, C ta, C tb) { return (diff * ta) * tb; }
 
 // max that propagates NaN from either side (fmaxf would drop it)
 template <typename C> __device__ __forceinline__ C nmax(C a, C b) { return (a > b || a != a) ? a : b; }
 
 template <typename C> __device__ __forceinline__ C wgt(C x, C m, C ta, C tb) {
     if (x == m) return (m == neg_inf<C>()) ? C(0) : C(1);
-    return sl_exp(div_t(x - m, ta, tb));
+    return sl_exp(tscale(x - m, ta, tb));
 }
 template <typename C> __device__ __forceinline__ C rescale(C m_old, C m_new, C ta, C tb) {
     if (m_old == m_new) return C(1);
-    return sl_exp(div_t(m_old - m_new, ta, tb));
+    return sl_exp(tscale(m_old - m_new, ta, tb));
 }
 template <typename C>
 __device__ __forceinline__ void merge(C& m, C& d, C m2, C d2, C ta, C tb) {
@@ -87,7 +103,7 @@ __device__ __forceinline__ void merge(C& m, C& d, C m2, C d2, C ta, C tb) {
 template <typename C>
 __device__ __forceinline__ void online_add(C& m, C& d, C x, C ta, C tb) {
     if (x > m) {
-        d = d * sl_exp(div_t(m - x, ta, tb)) + C(1);  // r(m, x); m != x here
+        d = d * sl_exp(tscale(m - x, ta, tb)) + C(1);  // r(m, x); m != x here
         m = x;
     } else if (x == x) {
         d += wgt(x, m, ta, tb);
@@ -99,7 +115,7 @@ __device__ __forceinline__ void online_add(C& m, C& d, C x, C ta, C tb) {
 // (x - m) / T with the x == m cases of compute.online.finish_log_softmax
 template <typename C> __device__ __forceinline__ C log_shift(C x, C m, C ta, C tb) {
     if (x == m) return (m == neg_inf<C>()) ? qnan<C>() : C(0);
-    return div_t(x - m, ta, tb);
+    return tscale(x - m, ta, tb);
 }
 template <typename C> __device__ __forceinline__ C finish_lse(C m, C d) {
     return (m - m == C(0)) ? m + sl_log(d) : m;  // finite m: m + log d; else m
