@@ -714,3 +714,84 @@ def test_softmax_over_temperatures_checks_its_input():
         softmax_over_temperatures(np.zeros((2, 2)), [1.0])
     with pytest.raises(ValueError, match="temperature"):
         softmax_over_temperatures([1.0, 2.0], [1.0, 0.0])
+
+
+# --------------------------------------------------------------------------
+# the blocked, in-place NumPy paths
+# --------------------------------------------------------------------------
+@pytest.fixture
+def tiny_blocks(monkeypatch):
+    """Blocks of a few rows, so small arrays cross many block boundaries."""
+    import sys
+
+    monkeypatch.setattr(sys.modules["compute.softmax"], "_BLOCK_BYTES", 3 * 8 * 7)
+
+
+def _rows_with_specials(rng, n_rows, n):
+    x = rng.normal(size=(n_rows, n)) * 30
+    x[3, 1] = INF
+    x[3, 4] = INF
+    x[5, :] = -INF
+    x[8, 2] = NAN
+    x[9, 0] = 1e308
+    x[9, 1] = -1e308
+    x[11, ::2] = -INF
+    return x
+
+
+@pytest.mark.parametrize("n", [1, 7, 8, 9, 33])
+@pytest.mark.parametrize("t", [1.0, 0.37, 1e-300])
+def test_blocks_match_steps_row_by_row(tiny_blocks, n, t):
+    rng = np.random.default_rng(n)
+    x = _rows_with_specials(rng, 23, max(n, 5))[:, :n].copy()
+    keep = x.copy()
+    p = softmax(x, temperature=t)
+    lp = log_softmax(x, temperature=t)
+    lse = logsumexp(x)
+    np.testing.assert_array_equal(x, keep)  # the caller's array is untouched
+    for i, row in enumerate(x):
+        steps = softmax_steps(row, t)
+        assert np.array_equal(p[i], steps.probs, equal_nan=True), i
+        assert np.array_equal(lp[i], steps.log_probs, equal_nan=True), i
+        want = ref(sps.logsumexp, row)
+        assert (np.isnan(lse[i]) and np.isnan(want)) or lse[i] == pytest.approx(want, rel=1e-13), i
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_blocks_other_axes_and_layouts(tiny_blocks, dtype):
+    rng = np.random.default_rng(7)
+    x = (rng.normal(size=(4, 9, 6)) * 5).astype(dtype)
+    x[1, 2, :] = INF  # rows along axis -1 with +inf; columns along 1 hold them too
+    x[2, :, 3] = NAN
+    x[3, 4, 1] = -INF
+    tol = 4 * EPS[np.dtype(dtype)]
+    for axis in (0, 1, 2):
+        for view in (x, np.asfortranarray(x), x[:, ::-1]):
+            keep = view.copy()
+            got = softmax(view, axis=axis, temperature=0.5)
+            assert got.dtype == dtype and got.flags.c_contiguous
+            assert not np.shares_memory(got, view)
+            np.testing.assert_array_equal(view, keep)
+            # rows without NaN/inf against SciPy on the float64 (float32 for float16) values
+            want = ref(sps.softmax, view.astype(np.float64) / 0.5, axis=axis)
+            ok = np.isfinite(view).all(axis=axis, keepdims=True) & np.ones_like(got, dtype=bool)
+            np.testing.assert_allclose(got[ok].astype(np.float64), want[ok], rtol=tol, atol=tol)
+            bad = np.isnan(view).any(axis=axis, keepdims=True) & np.ones_like(got, dtype=bool)
+            assert np.isnan(got[bad]).all() and not np.isnan(got[~bad]).any()
+            np.testing.assert_array_equal(got, softmax(np.ascontiguousarray(view), axis=axis, temperature=0.5))
+
+
+def test_blocks_float32_large_against_scipy():
+    """One real-size case with the default blocks: many blocks, rows of 8192."""
+    rng = np.random.default_rng(11)
+    x = (rng.normal(size=(160, 8192)) * 8).astype(np.float32)
+    x[100, 17] = INF
+    p = softmax(x, temperature=2.0)
+    assert p.dtype == np.float32
+    want = ref(sps.softmax, x.astype(np.float64) / 2.0, axis=-1)
+    want[100] = 0.0
+    want[100, 17] = 1.0
+    np.testing.assert_allclose(p, want, rtol=1e-5, atol=1e-9)
+    lse = logsumexp(x)
+    np.testing.assert_allclose(lse[:100], ref(sps.logsumexp, x[:100].astype(np.float64), axis=-1), rtol=1e-6)
+    assert lse[100] == INF
