@@ -462,10 +462,11 @@ def _counts_from_uniforms(filtered: NDArray[np.float64], n: int, rng: np.random.
     cdf = np.cumsum(filtered)
     support = np.flatnonzero(filtered > 0)
     edges = cdf / cdf[-1]
-    # Guard the last bin: every uniform at or above the last positive
-    # token's lower edge belongs to it (its upper edge is +inf, and so are
-    # those of the zero-probability tokens after it), so rounding in the
-    # cumulative sum can never put a draw on a token of probability 0.
+    # Dividing by cdf[-1] makes the last positive token's upper edge exactly
+    # 1.0 (x / x == 1 in IEEE arithmetic) and u < 1, so no uniform can fall
+    # past it; as a guard that does not rely on this, that edge and those
+    # of the zero-probability tokens after it are set to +inf, so every
+    # uniform at or above the last positive token's lower edge is its draw.
     edges[support[-1] :] = np.inf
     u = rng.random(n)
     u.sort()

@@ -220,6 +220,27 @@ def test_ties_at_the_boundary_are_kept():
     np.testing.assert_array_equal(res.kept, [1, 0, 0, 0])
 
 
+def test_top_p_exact_boundary_is_transformers():
+    # transformers removes a token when its ascending cumulative sum is <= 1 - top_p,
+    # so mass that reaches top_p exactly is enough (the 0.25s are removed).
+    x = [math.log(2), 0.0, 0.0]
+    assert softmax(x).tolist() == [0.5, 0.25, 0.25]  # exact, so the boundary is hit exactly
+    np.testing.assert_array_equal(filter_result(x, top_p=0.5).kept, [1, 0, 0])
+    np.testing.assert_array_equal(hf_filter(x, top_p=0.5)[0], [1, 0, 0])
+    np.testing.assert_array_equal(filter_result(x, top_p=0.75).kept, [1, 1, 1])  # tie kept
+    # the bucketed long-row path: one token of 1/2 and 4096 of 2**-13 (all exact)
+    p = np.concatenate([[0.5], np.full(4096, 2.0**-13)])
+    assert cs._top_p_cut(p, 0.5) == 0.5
+    assert cs._top_p_cut(p, 0.5 + 2.0**-13) == 2.0**-13
+    assert cs._top_p_cut(p, 0.25) == 0.5
+    # the boundary inside one bucket (a and b share exponent and top mantissa bits)
+    a, b = 2.0**-4, 2.0**-4 + 2.0**-9
+    for pad in (0, 3000):  # sorted path, bucketed path
+        p = np.concatenate([np.zeros(pad), [a, b, 1 - a - b]])
+        assert cs._top_p_cut(p, 1 - a) == b  # a's tail is exactly 1 - top_p: removed
+        assert cs._top_p_cut(p, 1 - a + 2.0**-20) == a
+
+
 def test_stages_and_fields():
     x = np.array([5.0, 4.0, 3.0, 2.0, 1.0, 0.0, -np.inf, -10.0])
     res = filter_result(x, 1.0, top_k=6, top_p=0.99, min_p=0.1)
