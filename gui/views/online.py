@@ -45,6 +45,8 @@ MAX_SPEED = 60
 MAX_TICKS = 24
 #: Tree nodes get their (m, d) written beside them up to this many nodes in all.
 MAX_TREE_TEXTS = 31
+#: Drawn values are clipped to this magnitude (pyqtgraph's auto range overflows near ±1.8e308).
+RANGE_LIMIT = 1e300
 #: Block boundaries are drawn up to this many blocks.
 MAX_BOUNDARIES = 128
 
@@ -57,7 +59,7 @@ def sparse_ticks(labels: tuple[str, ...]) -> list[tuple[int, str]]:
 
 def finite_xy(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     ok = np.isfinite(x) & np.isfinite(y)
-    return x[ok], y[ok]
+    return x[ok], np.clip(y[ok], -RANGE_LIMIT, RANGE_LIMIT)
 
 
 def integer_ticks(item, last: int) -> None:
@@ -157,7 +159,7 @@ class RowPlot(Plot):
     def set_row(self, r: RowResult) -> None:
         x = r.values
         n = len(x)
-        heights = np.where(np.isfinite(x), x, 0.0)
+        heights = np.clip(np.where(np.isfinite(x), x, 0.0), -RANGE_LIMIT, RANGE_LIMIT)
         state = np.zeros(n, dtype=int)
         segments_x: list[float] = []
         segments_y: list[float] = []
@@ -178,14 +180,14 @@ class RowPlot(Plot):
         self._values, self._state = x, state
         self.bars.setOpts(x=np.arange(n, dtype=float), height=heights, width=0.85)
         self._paint_bars(themes.current())
-        self.running_max.setData(np.array(segments_x), np.array(segments_y))
+        self.running_max.setData(np.array(segments_x), np.clip(segments_y, -RANGE_LIMIT, RANGE_LIMIT))
         self.running_max.setVisible(bool(segments_x))
         n_blocks = math.ceil(n / r.block)
         if 1 < n_blocks <= MAX_BOUNDARIES:
             edges = np.arange(r.block, n, r.block) - 0.5
             finite = x[np.isfinite(x)]
-            lo = min(float(finite.min()), 0.0) if finite.size else -1.0
-            hi = max(float(finite.max()), 0.0) if finite.size else 1.0
+            lo = max(min(float(finite.min()), 0.0), -RANGE_LIMIT) if finite.size else -1.0
+            hi = min(max(float(finite.max()), 0.0), RANGE_LIMIT) if finite.size else 1.0
             self.boundaries.setData(np.repeat(edges, 2), np.tile([lo, hi], len(edges)))
         else:
             self.boundaries.setData([], [])
@@ -742,7 +744,8 @@ class OnlineView(BaseView):
     def _draw_attention(self, r: AttentionRun) -> None:
         labels = [f"q{i + 1}" for i in range(r.n)]
         keys = [f"k{j + 1}" for j in range(r.n)]
-        self.scores_map.set_matrix(r.scores, labels, keys)
+        # masked cells (-inf) are drawn blank: an image cannot map -inf to a colour
+        self.scores_map.set_matrix(np.where(np.isfinite(r.scores), r.scores, np.nan), labels, keys)
         s = r.current
         self.scores_map.set_tile(s.start, s.stop) if s is not None else self.scores_map.set_tile(0, 0)
         self.acc_map.set_matrix(r.partial_output, labels, [f"o{j + 1}" for j in range(r.v.shape[1])])
