@@ -19,6 +19,7 @@ from gui.model.logdomain import LogDomainModel
 from gui.model.normalizers import NormalizersModel
 from gui.model.online import OnlineModel
 from gui.model.precision import PrecisionModel
+from gui.model.sampling import SamplingModel
 from gui.model.simplex import SimplexModel
 from gui.model.temperature import TemperatureModel
 from gui.model.texts import tr
@@ -48,6 +49,7 @@ VIEWS: tuple[ViewSpec, ...] = (
     ViewSpec("precision", PrecisionModel, "gui.views.precision:PrecisionView"),
     ViewSpec("log-domain", LogDomainModel, "gui.views.logdomain:LogDomainView"),
     ViewSpec("attention", AttentionModel, "gui.views.attention:AttentionView"),
+    ViewSpec("sampling", SamplingModel, "gui.views.sampling:SamplingView"),
     ViewSpec("online", OnlineModel, "gui.views.online:OnlineView"),
 )
 

@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QSlider,
+    QSpinBox,
     QWidget,
 )
 from superqt.utils import signals_blocked
@@ -22,6 +23,15 @@ from gui.model.base import ViewModel
 from gui.model.texts import tr
 
 STEPS = 1000
+
+
+def decade_text(d: int) -> str:
+    """10**d written short enough for a slider's tick labels: 0.01, 1, 100, 10k, 1M."""
+    if d >= 6:
+        return f"{10 ** (d - 6)}M"
+    if d >= 4:
+        return f"{10 ** (d - 3)}k"
+    return f"{10.0 ** d:g}"
 
 
 class ValueSlider(QWidget):
@@ -86,7 +96,8 @@ class ValueSlider(QWidget):
         decades = range(round(self._lo), round(self._hi) + 1)
         for i, d in enumerate(decades):
             text = f"{10.0 ** d:g}"
-            lab = QLabel(f"<b>{text}</b>" if d == 0 else text)
+            short = decade_text(d)
+            lab = QLabel(f"<b>{short}</b>" if d == 0 else short)
             lab.setObjectName(f"decade_{text}")
             font = lab.font()
             font.setPointSizeF(font.pointSizeF() * 0.85)
@@ -196,3 +207,31 @@ class ParamSwitch(QCheckBox):
     def _show(self, value: str) -> None:
         with signals_blocked(self):
             self.setChecked(value == "on")
+
+
+class ParamSpin(QSpinBox):
+    """A spin box bound both ways to one integer parameter; a refused value goes to ``message`` and is undone."""
+
+    message = Signal(str)
+
+    def __init__(self, model: ViewModel, name: str, parent=None):
+        super().__init__(parent)
+        spec = model.params()[name]
+        self.setRange(int(spec.minimum), int(spec.maximum))
+        self.setKeyboardTracking(False)
+        self.setToolTip(tr(f"param.{name}.tooltip"))
+        self.model, self.name = model, name
+        self._show(getattr(model, name))
+        self.valueChanged.connect(self._edited)
+        connect_while_alive(self, getattr(model.events, name), self._show)
+
+    def _edited(self, value: int) -> None:
+        try:
+            self.model.set_param(self.name, value)
+        except ValueError as exc:
+            self.message.emit(str(exc))
+            self._show(getattr(self.model, self.name))
+
+    def _show(self, value: int) -> None:
+        with signals_blocked(self):
+            self.setValue(int(value))
