@@ -283,9 +283,21 @@ def _prepare_rows(
     """
     src = np.asarray(x)
     a, ax, out_dtype, shape = _prepare(src, axis)
-    rows = _rows_last(a, ax)
-    rows = rows.reshape(math.prod(rows.shape[:-1]), rows.shape[-1])
+    if ax == a.ndim - 1 and a.flags.c_contiguous:  # the common case, without moveaxis
+        rows = a.reshape(-1 if a.size else math.prod(a.shape[:-1]), a.shape[-1])
+    else:
+        rows = _rows_last(a, ax)
+        rows = rows.reshape(math.prod(rows.shape[:-1]), rows.shape[-1])
     return rows, not np.may_share_memory(rows, src), ax, out_dtype, shape
+
+
+def _restore_rows(
+    out: FloatArray, ax: int, out_dtype: np.dtype[Any], shape: tuple[int, ...]
+) -> FloatArray:
+    """:func:`_restore` for the 2-D rows of :func:`_prepare_rows`."""
+    if ax == len(shape) - 1 or not shape:  # rows already lie along the last axis
+        return out.reshape(shape).astype(out_dtype, copy=False)
+    return _restore(out.reshape(_rows_shape(shape, ax)), ax, out_dtype, shape)
 
 
 def _softmax_rows(rows: FloatArray, out: FloatArray, t: float) -> None:
@@ -431,7 +443,7 @@ def _softmax_host(x: ArrayLike, axis: int, temperature: float, offload: bool = F
     out = rows if owned else np.empty_like(rows)
     with np.errstate(all="ignore"):
         _softmax_rows(rows, out, temperature)
-        return _restore(out.reshape(_rows_shape(shape, ax)), ax, out_dtype, shape)
+        return _restore_rows(out, ax, out_dtype, shape)
 
 
 def log_softmax(
@@ -468,7 +480,7 @@ def _log_softmax_host(x: ArrayLike, axis: int, temperature: float, offload: bool
     out = rows if owned else np.empty_like(rows)
     with np.errstate(all="ignore"):
         _log_softmax_rows(rows, out, temperature)
-        return _restore(out.reshape(_rows_shape(shape, ax)), ax, out_dtype, shape)
+        return _restore_rows(out, ax, out_dtype, shape)
 
 
 def logsumexp(x: ArrayLike, axis: int = -1) -> FloatArray:
@@ -495,8 +507,8 @@ def _logsumexp_host(x: ArrayLike, axis: int, offload: bool = False) -> FloatArra
     if offload and _backends.offload_wanted(a.size):
         return _offload("logsumexp", x, ax)
     with np.errstate(all="ignore"):
-        if ax == a.ndim - 1 and a.flags.c_contiguous:
-            # contiguous rows: reduced block by block, the same bits as below
+        if ax == a.ndim - 1 and a.flags.c_contiguous and a.nbytes > _BLOCK_BYTES:
+            # large contiguous rows: block by block, the same bits as below
             out = _logsumexp_rows(a.reshape(math.prod(a.shape[:-1]), a.shape[-1]))
             return out.reshape(a.shape[:-1]).astype(out_dtype, copy=False)
         m = np.max(a, axis=ax, keepdims=True)
