@@ -191,6 +191,7 @@ class SamplingView(BaseView):
         self._threads: list[DrawThread] = []  # every job not yet delivered
         self._shut_down = False
         self._sync = False  # flush(): draw on this thread whatever the size
+        self._cancelled_key: tuple | None = None  # the inputs whose draws the user cancelled
         self.setAcceptDrops(True)
 
         # -- controls ------------------------------------------------------------------
@@ -381,14 +382,16 @@ class SamplingView(BaseView):
         if cached is not None:
             return cached, True
         inputs = m.draw_inputs(self.scores)
+        if inputs.key == self._cancelled_key:
+            return None, False
         if self._sync or not self.needs_worker(inputs, kept):
             return m.draw(self.scores), True
         self._request(inputs)
         return None, False
 
     def _request(self, inputs: DrawInputs) -> None:
-        if self._shut_down:
-            return
+        if self._shut_down or inputs.key == self._cancelled_key:
+            return  # a cancelled job is not restarted until the inputs change
         if self._thread is not None and self._thread.key == inputs.key:
             return
         if self._thread is not None:
@@ -433,6 +436,7 @@ class SamplingView(BaseView):
         thread = self._thread
         if thread is not None:
             thread.cancel()
+            self._cancelled_key = thread.key
             self._thread = None
         self.tell(tr("sampling.draws.cancelled"))
 
@@ -500,8 +504,9 @@ class SamplingView(BaseView):
             rd["sampling.readout.chi2"].setText(tr("sampling.chi2", chi2=fmt(d.chi2, 4), dof=d.dof, p=p))
         else:
             self.draw_bars.show_bars(labels, [expected, np.zeros_like(expected)], r.stage[ids])
-            rd["sampling.readout.chi2"].setText(tr("sampling.draws.waiting"))
-            notes.append(tr("sampling.draws.note"))
+            cancelled = self.model.draw_inputs(self.scores).key == self._cancelled_key
+            rd["sampling.readout.chi2"].setText(tr("sampling.draws.cancelled" if cancelled else "sampling.draws.waiting"))
+            notes.append(tr("sampling.draws.cancelled.note" if cancelled else "sampling.draws.note"))
 
         c = m.curves(self.scores)
         y = c[m.t_curve]
