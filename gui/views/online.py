@@ -302,8 +302,10 @@ class TreePlot(Plot):
                             c = below[child]
                             ex += [(c.start + c.stop - 1) / 2, cx]
                             ey += [lv - 1, lv]
-        changed = [(x, lv) for x, lv, _m, _d in layout] != [(x, lv) for x, lv, _m, _d in self._layout]
+        changed = ([(x, lv) for x, lv, _m, _d in layout] != [(x, lv) for x, lv, _m, _d in self._layout]
+                   or r.labels != getattr(self, "_labels", None))
         self._layout = layout
+        self._labels = r.labels
         self._levels_done = r.step
         xs = np.array([p[0] for p in layout])
         ys = np.array([p[1] for p in layout], dtype=float)
@@ -321,6 +323,7 @@ class TreePlot(Plot):
                     item.addItem(t)
                     self._texts.append(t)
             item.setXRange(-0.6, r.n - 0.4, padding=0)
+            item.getAxis("bottom").setTicks([sparse_ticks(r.labels)])
             item.setYRange(-0.95, len(levels) - 0.2, padding=0)
             item.getAxis("left").setTicks([[(lv, str(lv)) for lv in range(len(levels))]])
         for t, (x, lv, m, d) in zip(self._texts, layout):
@@ -434,6 +437,9 @@ class PassTable(QTableWidget):
         self._n = -1
 
     def show_row(self, n: int) -> None:
+        height = self.horizontalHeader().sizeHint().height() + 22 * len(MEMORY_METHODS) + 2 * self.frameWidth()
+        if self.height() != height:
+            self.setFixedHeight(height)
         if n == self._n:
             return
         self._n = n
