@@ -73,7 +73,10 @@ VIEW_SIZE = (1400, 900)
 STEP = 10  # slider positions per step (the QSlider runs 0..1000)
 WAIT_LIMIT_S = 2.0  # give up waiting for one redraw after this long
 #: Views benched at settings other than their defaults (each config is one more pass).
-CONFIGS: dict[str, tuple[dict, ...]] = {"attention": ({"n": 64, "heads": 8}, {"n": 512, "heads": 8})}
+CONFIGS: dict[str, tuple[dict, ...]] = {
+    "attention": ({"n": 64, "heads": 8}, {"n": 512, "heads": 8}),
+    "sampling": ({"vocab": 50257}, {"vocab": 200000}),
+}
 
 
 # -- helpers ---------------------------------------------------------------------
@@ -267,6 +270,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", type=int, default=200, help="timed steps per slider (default 200)")
     parser.add_argument("--warmup", type=int, default=5, help="untimed steps before them (default 5)")
+    parser.add_argument("--view", action="append", dest="views", metavar="NAME",
+                        help="bench only this view (repeatable; default: every view)")
     parser.add_argument("--no-pace", dest="pace", action="store_false",
                         help="move the slider back-to-back (a fast drag: the throttle holds changes back)")
     args = parser.parse_args(argv)
@@ -276,7 +281,8 @@ def main(argv: list[str] | None = None) -> int:
     app = make_app([sys.argv[0]])
     results = []
     started = time.perf_counter()
-    for spec, config in [(s, c) for s in registry.VIEWS for c in CONFIGS.get(s.name, ({},))]:
+    specs = [s for s in registry.VIEWS if not args.views or s.name in args.views]
+    for spec, config in [(s, c) for s in specs for c in CONFIGS.get(s.name, ({},))]:
         lab = Lab()
         lab.models[spec.name].update_from_dict(config)
         view = spec.widget_class()(lab.scores, lab.models[spec.name])

@@ -10,7 +10,12 @@ softmax Jacobian and the (label-smoothed) cross-entropy,
 and softmax computed in a chosen dtype for real, :mod:`compute.logdomain` for
 the smooth max/min (T·LSE) and the gradient check, and
 :mod:`compute.attention` for scaled dot-product attention with masks, block
-max-pooling for display and the d_k sweep.
+max-pooling for display and the d_k sweep, :mod:`compute.sampling` for the
+LM head (temperature, top-k, top-p, min-p, seeded draws, Gumbel tricks, the
+MoE router, a chi-square test), :mod:`compute.online` for the online-softmax
+algorithm the CUDA kernels run, and :mod:`compute.backends` for the NumPy /
+CuPy dispatch (the public functions accept CuPy arrays and fall back to
+NumPy, saying why, when a kernel fails).
 """
 
 from compute.attention import (
@@ -23,6 +28,16 @@ from compute.attention import (
     masked_rows,
     max_pool2d,
     padding_mask,
+)
+from compute.backends import (
+    active,
+    add_fallback_listener,
+    available_backends,
+    refresh,
+    remove_fallback_listener,
+    set_backend,
+    take_fallback_message,
+    unavailable_reasons,
 )
 from compute.gradients import (
     cross_entropy,
@@ -59,6 +74,29 @@ from compute.precision import (
     to_bfloat16,
     underflow_threshold,
 )
+from compute.sampling import (
+    STAGE_KEPT,
+    STAGE_MASKED,
+    STAGE_MIN_P,
+    STAGE_NAMES,
+    STAGE_TOP_K,
+    STAGE_TOP_P,
+    FilterResult,
+    MoERoute,
+    chi2_sf,
+    chi_square_test,
+    expert_load,
+    filter_probs,
+    filter_result,
+    gumbel_max_sample,
+    gumbel_softmax,
+    moe_route,
+    sample,
+    sample_counts,
+    sampling_curves,
+    top_indices,
+    zipf_logits,
+)
 from compute.softmax import (
     SoftmaxSteps,
     check_temperature,
@@ -73,22 +111,29 @@ from compute.softmax import (
 )
 
 __all__ = [
-    "Cancelled",
-    "PRECISION_DTYPES",
-    "PrecisionInfo",
-    "SOFTMAX_METHODS",
-    "SoftmaxSteps",
+    "active",
+    "add_fallback_listener",
     "attention",
     "attention_memory",
     "attention_scores",
+    "available_backends",
+    "Cancelled",
     "causal_mask",
     "check_temperature",
+    "chi2_sf",
+    "chi_square_test",
     "cross_entropy",
     "cross_entropy_grad",
     "dk_sweep",
     "entmax",
     "entropy",
     "exp_in",
+    "expert_load",
+    "filter_probs",
+    "filter_result",
+    "FilterResult",
+    "gumbel_max_sample",
+    "gumbel_softmax",
     "hardmax",
     "linear_normalize",
     "log_softmax",
@@ -97,13 +142,23 @@ __all__ = [
     "lse_gradient_check",
     "masked_rows",
     "max_pool2d",
+    "moe_route",
+    "MoERoute",
     "naive_softmax",
     "nextafter_in",
     "overflow_threshold",
     "padding_mask",
     "perplexity",
+    "PRECISION_DTYPES",
     "precision_info",
+    "PrecisionInfo",
+    "refresh",
+    "remove_fallback_listener",
     "renormalize_in",
+    "sample",
+    "sample_counts",
+    "sampling_curves",
+    "set_backend",
     "shifted_linear_normalize",
     "sigmoid",
     "smooth_max",
@@ -114,9 +169,21 @@ __all__ = [
     "softmax",
     "softmax_in",
     "softmax_jacobian",
+    "SOFTMAX_METHODS",
     "softmax_over_temperatures",
     "softmax_steps",
+    "SoftmaxSteps",
     "sparsemax",
+    "STAGE_KEPT",
+    "STAGE_MASKED",
+    "STAGE_MIN_P",
+    "STAGE_NAMES",
+    "STAGE_TOP_K",
+    "STAGE_TOP_P",
+    "take_fallback_message",
     "to_bfloat16",
+    "top_indices",
+    "unavailable_reasons",
     "underflow_threshold",
+    "zipf_logits",
 ]
