@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import PySide6
-from PySide6.QtCore import QSettings, Qt, qVersion
+from PySide6.QtCore import QObject, QSettings, Qt, QTimer, Signal, qVersion
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence, QUndoStack
 from PySide6.QtWidgets import (
     QApplication,
@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+import compute
 import gui
 from gui import export, registry
 from gui import theme as themes
@@ -47,7 +48,26 @@ def config_dir() -> Path:
 
 
 def backend_name() -> str:
+    """The compute backend in use, with its version (and the GPU's name for CuPy)."""
+    if compute.active() == "cupy":
+        try:
+            import cupy
+
+            props = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)
+            name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
+            return f"CuPy {cupy.__version__} ({name})"
+        except Exception:  # noqa: BLE001 - a label must never fail
+            return "CuPy"
     return "NumPy " + np.__version__
+
+
+class FallbackRelay(QObject):
+    """Carries compute's fallback messages (from any thread) to the GUI thread."""
+
+    message = Signal(str)
+
+    def relay(self, text: str) -> None:
+        self.message.emit(text)  # queued across threads by Qt
 
 
 class MainWindow(QMainWindow):
@@ -91,7 +111,11 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(splitter)
 
         self.backend_label = QLabel(tr("readout.backend", backend=backend_name()))
+        self.backend_label.setToolTip(tr("readout.backend.tooltip", min=f"{compute.backends.GPU_MIN_ELEMENTS:,}"))
         self.statusBar().addPermanentWidget(self.backend_label)
+        self.fallback_relay = FallbackRelay(self)
+        self.fallback_relay.message.connect(self._backend_fell_back)
+        compute.add_fallback_listener(self.fallback_relay.relay)
         self._build_menus()
 
         themes.manager().set_mode(str(self.settings.value("theme", "system")))
@@ -182,6 +206,23 @@ class MainWindow(QMainWindow):
             view.addAction(action)
             self.theme_actions[mode] = action
 
+        view.addSeparator()
+        backend_menu = view.addMenu(tr("menu.backend"))
+        backend_menu.setToolTipsVisible(True)
+        backend_group = QActionGroup(self)
+        backend_group.setExclusive(True)
+        self.backend_actions: dict[str, QAction] = {}
+        for name in compute.backends.BACKENDS:
+            action = self._action(f"action.backend_{name}", lambda _=False, n=name: self.set_backend(n))
+            action.setCheckable(True)
+            backend_group.addAction(action)
+            backend_menu.addAction(action)
+            self.backend_actions[name] = action
+        backend_menu.aboutToShow.connect(self._sync_backend_actions)
+        self._sync_backend_actions(probe=False)
+        # probe CuPy (an import and a driver call) once the window is up, then apply the saved choice
+        QTimer.singleShot(0, self._restore_backend)
+
         help_menu = bar.addMenu(tr("menu.help"))
         help_menu.addAction(self._action("action.about", self.about))
 
@@ -201,6 +242,46 @@ class MainWindow(QMainWindow):
 
     def _sync_theme_actions(self) -> None:
         self.theme_actions[themes.manager().mode].setChecked(True)
+
+    # -- the compute backend -----------------------------------------------------------
+    def set_backend(self, name: str, *, remember: bool = True) -> bool:
+        """Switch compute's backend; when it stays on NumPy the status bar says why."""
+        reason = compute.set_backend(name)
+        if remember:
+            self.settings.setValue("backend", name)
+        if reason:
+            self.show_status(tr("backend.refused", backend=name, reason=reason))
+        else:
+            self.show_status(tr("backend.active", backend=backend_name()))
+        self._sync_backend_actions()
+        self._refresh_views()
+        return reason is None
+
+    def _restore_backend(self) -> None:
+        saved = str(self.settings.value("backend", "numpy"))
+        if saved != "numpy" and saved in self.backend_actions:
+            self.set_backend(saved, remember=False)
+        else:
+            self._sync_backend_actions()
+
+    def _sync_backend_actions(self, probe: bool = True) -> None:
+        available = compute.available_backends() if probe else ["numpy"]
+        reasons = compute.unavailable_reasons() if probe else {}
+        for name, action in self.backend_actions.items():
+            action.setEnabled(name in available or not probe)
+            action.setToolTip(reasons.get(name, tr(f"action.backend_{name}.tooltip")))
+        self.backend_actions[compute.active()].setChecked(True)
+        self.backend_label.setText(tr("readout.backend", backend=backend_name()))
+
+    def _backend_fell_back(self, text: str) -> None:
+        """A kernel failed: compute fell back to NumPy; say why, once."""
+        message = compute.take_fallback_message() or text
+        self.show_status(tr("backend.fell_back", reason=message))
+        self._sync_backend_actions(probe=False)
+
+    def _refresh_views(self) -> None:
+        for view in self.views.values():
+            view.schedule_redraw()
 
     def about(self) -> None:
         QMessageBox.about(self, tr("action.about").replace("&", ""), self.about_text())
@@ -315,6 +396,7 @@ class MainWindow(QMainWindow):
         self.undo_stack.clear()
 
     def closeEvent(self, event) -> None:
+        compute.remove_fallback_listener(self.fallback_relay.relay)
         for view in self.views.values():  # no thread may outlive the window
             view.shutdown()
         try:

@@ -240,3 +240,44 @@ def test_closing_the_window_stops_background_work(qtbot, tmp_path):
     assert thread is not None
     w.close()  # the view gets no close event of its own: the window must stop its threads
     assert not thread.isRunning()
+
+
+# -- the compute backend ---------------------------------------------------------------------------
+def test_backend_menu_lists_both_and_explains_an_unavailable_gpu(window):
+    import compute
+
+    actions = window.backend_actions
+    assert set(actions) == {"numpy", "cupy"}
+    window._sync_backend_actions()
+    assert actions["numpy"].isChecked() and actions["numpy"].isEnabled()
+    if "cupy" not in compute.available_backends():
+        assert not actions["cupy"].isEnabled()
+        assert actions["cupy"].toolTip() == compute.unavailable_reasons()["cupy"]
+    assert window.backend_label.text() == f"Backend: NumPy {np.__version__}"
+
+
+def test_choosing_an_unavailable_backend_stays_on_numpy_and_says_why(window, monkeypatch):
+    import compute
+
+    monkeypatch.setattr(compute.backends, "_probed", lambda: "no CUDA device answered: test")
+    messages = []
+    window.statusBar().messageChanged.connect(messages.append)
+    assert not window.set_backend("cupy")
+    assert compute.active() == "numpy"
+    assert window.backend_actions["numpy"].isChecked()
+    assert any("no CUDA device answered: test" in m for m in messages)
+
+
+def test_a_fallback_from_a_worker_thread_reaches_the_status_bar_once(qtbot, window):
+    import threading
+
+    import compute
+
+    messages = []
+    window.statusBar().messageChanged.connect(messages.append)
+    worker = threading.Thread(target=compute.backends._record_fallback, args=("kernel exploded (test)",))
+    worker.start()
+    worker.join()
+    qtbot.waitUntil(lambda: any("kernel exploded (test)" in m for m in messages), timeout=5000)
+    assert sum("kernel exploded (test)" in m for m in messages) == 1
+    assert compute.take_fallback_message() is None  # taken by the window
