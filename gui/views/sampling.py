@@ -44,6 +44,7 @@ from gui.widgets.sliders import ParamChoice, ParamSlider, ParamSpin, ParamSwitch
 #: draws for the inverse CDF) run in a worker thread.
 SYNC_GUMBEL_WORK = 2_000_000
 SYNC_DRAWS = 200_000
+ROUTER_TAB = 2  # the router is drawn only while its tab shows (and for exports)
 STAGES = ("kept", "top_k", "top_p", "min_p")
 
 
@@ -120,7 +121,7 @@ class CumulativePlot(Plot):
         item.setMouseEnabled(x=False, y=False)
         item.setYRange(0, 1.05, padding=0)
         self.curve = item.plot([], [])
-        self.level = pg.InfiniteLine(angle=0, movable=False, label="", labelOpts={"position": 0.8})
+        self.level = pg.InfiniteLine(angle=0, movable=False, label="", labelOpts={"position": 0.3})
         self.cut = pg.InfiniteLine(angle=90, movable=False, label="", labelOpts={"position": 0.2})
         for line in (self.level, self.cut):
             item.addItem(line, ignoreBounds=True)
@@ -292,11 +293,15 @@ class SamplingView(BaseView):
         vocab_tab = QWidget()
         grid = QGridLayout(vocab_tab)
         grid.setContentsMargins(0, 0, 0, 0)
-        for i, plot in enumerate((self.bars, self.cumulative, self.draw_bars, self.curves, self.gumbel,
-                                  self.sharpening)):
+        for i, plot in enumerate((self.bars, self.cumulative, self.draw_bars, self.curves)):
             grid.addWidget(plot, i // 2, i % 2)
         grid.setColumnStretch(0, 3)
         grid.setColumnStretch(1, 2)
+        gumbel_tab = QWidget()
+        gl = QVBoxLayout(gumbel_tab)
+        gl.setContentsMargins(0, 0, 0, 0)
+        gl.addWidget(self.gumbel, 3)
+        gl.addWidget(self.sharpening, 2)
 
         router_tab = QWidget()
         rl = QVBoxLayout(router_tab)
@@ -325,6 +330,7 @@ class SamplingView(BaseView):
         self.tabs = QTabWidget()
         self.tabs.setObjectName("sampling.tabs")
         self.tabs.addTab(vocab_tab, tr("sampling.tab.vocab"))
+        self.tabs.addTab(gumbel_tab, tr("sampling.tab.gumbel"))
         self.tabs.addTab(router_tab, tr("sampling.tab.router"))
         self.tabs.currentChanged.connect(self._state_changed)
         self.arrange([source, knobs, draws, more, readouts, self.note], self.tabs, min_width=330)
@@ -522,7 +528,7 @@ class SamplingView(BaseView):
         sharp = m.sharpening(self.scores)
         self.sharpening.set_curve(TAU_GRID, sharp, m.tau, float(relaxed.max()))
 
-        if self.tabs.currentIndex() == 1 or self._sync:
+        if self.tabs.currentIndex() == ROUTER_TAB or self._sync:
             self._draw_router()
         self.note.setText("\n".join(notes))
 

@@ -273,7 +273,7 @@ def test_gumbel_draws_can_be_cancelled(qtbot, view):
 
 
 def test_router_tab_draws(qtbot, view):
-    view.tabs.setCurrentIndex(1)
+    view.tabs.setCurrentIndex(2)
     view.flush()
     rt = view.model.router()
     tokens, experts = view.router_map.matrix.shape
