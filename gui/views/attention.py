@@ -19,7 +19,6 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QProgressBar,
     QPushButton,
-    QSpinBox,
     QSplitter,
     QStackedWidget,
     QTableView,
@@ -49,7 +48,7 @@ from gui.views.base import BaseView
 from gui.views.calculator import StepTable
 from gui.widgets.heatmap import Heatmap
 from gui.widgets.plot import BarChart, Plot
-from gui.widgets.sliders import ParamChoice, ParamSlider, ValueSlider
+from gui.widgets.sliders import ParamChoice, ParamSlider, ParamSpin, ValueSlider
 
 #: Matrices with more rows or columns than this are shown as block maxima.
 DISPLAY_MAX = 512
@@ -619,33 +618,6 @@ class MatrixTable(QTableView):
         super().keyPressEvent(event)
 
 
-class IntSpin(QSpinBox):
-    """A spin box bound to one integer parameter; a refused value goes to ``message`` and is undone."""
-
-    def __init__(self, view: AttentionView, name: str):
-        super().__init__()
-        model = view.model
-        spec = model.params()[name]
-        self.setRange(int(spec.minimum), int(spec.maximum))
-        self.setKeyboardTracking(False)
-        self.setToolTip(tr(f"param.{name}.tooltip"))
-        self.model, self.name, self.view = model, name, view
-        self._show(getattr(model, name))
-        self.valueChanged.connect(self._edited)
-        connect_while_alive(self, getattr(model.events, name), self._show)
-
-    def _edited(self, value: int) -> None:
-        try:
-            self.model.set_param(self.name, value)
-        except ValueError as exc:
-            self.view.tell(str(exc), error=True)
-            self._show(getattr(self.model, self.name))
-
-    def _show(self, value: int) -> None:
-        with signals_blocked(self):
-            self.setValue(int(value))
-
-
 class AttentionView(BaseView):
     model: AttentionModel
 
@@ -699,7 +671,9 @@ class AttentionView(BaseView):
         self.tables_tabs.setMinimumHeight(180)
         connect_while_alive(self, m.events.tables, self._tables_changed)
         connect_while_alive(self, m.events.source, self._source_changed)
-        self.spins = {name: IntSpin(self, name) for name in ("n", "heads", "seed", "padding", "head", "query")}
+        self.spins = {name: ParamSpin(m, name) for name in ("n", "heads", "seed", "padding", "head", "query")}
+        for spin in self.spins.values():
+            spin.message.connect(lambda text: self.tell(text, error=True))
         self.spins["head"].setSpecialValueText(tr("attention.head.all"))  # 0: every head, in a grid
         spec = m.params()["d_k"]
         self.d_k = ValueSlider(tr("param.d_k.label"), spec.minimum, spec.maximum, spec.default, log=True,
