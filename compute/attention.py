@@ -349,19 +349,11 @@ def attention(
     return _attention_host(q, k, v, mask, scale=scale, causal=causal, offload=True)
 
 
-def _attention_host(
-    q: ArrayLike,
-    k: ArrayLike,
-    v: ArrayLike,
-    mask: ArrayLike | None,
-    scale: float | None,
-    causal: bool,
-    offload: bool = False,
-) -> tuple[FloatArray, FloatArray]:
-    """:func:`attention` in NumPy; with ``offload``, large work may go to the device."""
-    qa = _check_operand(q, "q")
-    ka = _check_operand(k, "k")
-    va = _check_operand(v, "v")
+def _check_shapes(qa: Any, ka: Any, va: Any, mask: ArrayLike | None, causal: bool):
+    """Validate q, k, v (and ``mask``, on the host) together; return ``(n_q, n_k, allowed, batch)``.
+
+    The one set of shape rules of both paths, so they raise the same errors.
+    """
     _check_qk(qa, ka)
     if va.shape[-2] != ka.shape[-2]:
         raise ValueError(
@@ -380,6 +372,23 @@ def _attention_host(
             + ("" if mask is None else f" and mask {np.shape(mask)}")
             + " do not broadcast"
         ) from None
+    return n_q, n_k, allowed, batch
+
+
+def _attention_host(
+    q: ArrayLike,
+    k: ArrayLike,
+    v: ArrayLike,
+    mask: ArrayLike | None,
+    scale: float | None,
+    causal: bool,
+    offload: bool = False,
+) -> tuple[FloatArray, FloatArray]:
+    """:func:`attention` in NumPy; with ``offload``, large work may go to the device."""
+    qa = _check_operand(q, "q")
+    ka = _check_operand(k, "k")
+    va = _check_operand(v, "v")
+    n_q, n_k, allowed, batch = _check_shapes(qa, ka, va, mask, causal)
     if offload and _backends.offload_wanted(math.prod(batch) * n_q * n_k):
         return _backends.run(
             _attention_on_device, [qa, ka, va, mask], {"scale": scale, "causal": causal}, _attention_host
@@ -428,25 +437,8 @@ def _attention_on_device(
         return a
 
     qa, ka, va = operand(q, "q"), operand(k, "k"), operand(v, "v")
-    _check_qk(qa, ka)
-    if va.shape[-2] != ka.shape[-2]:
-        raise ValueError(
-            f"k and v must have the same number of keys n_k, got shapes {ka.shape} and {va.shape}"
-        )
-    n_q, n_k = qa.shape[-2], ka.shape[-2]
     host_mask = cp.asnumpy(mask) if _backends.is_device_array(mask) else mask
-    allowed = _allowed(causal, host_mask, n_q, n_k)
-    lead = [qa.shape[:-2], ka.shape[:-2], va.shape[:-2]]
-    if allowed is not None:
-        lead.append(allowed.shape[:-2])
-    try:
-        batch = np.broadcast_shapes(*lead)
-    except ValueError:
-        raise ValueError(
-            f"the leading axes of q {qa.shape}, k {ka.shape}, v {va.shape}"
-            + ("" if mask is None else f" and mask {np.shape(host_mask)}")
-            + " do not broadcast"
-        ) from None
+    n_q, n_k, allowed, batch = _check_shapes(qa, ka, va, host_mask, causal)
     out_dtype = np.result_type(qa.dtype, ka.dtype, va.dtype)
     work = _working_dtype(out_dtype)
     s = 1.0 / math.sqrt(qa.shape[-1]) if scale is None else _check_scale(scale)
