@@ -11,6 +11,9 @@ Plan.with_threads, so that every path runs on a few hundred elements.
 from __future__ import annotations
 
 import math
+import re
+import sys
+import types
 
 import numpy as np
 import pytest
@@ -339,3 +342,206 @@ def test_flash_attention_causal_skips_whole_tiles():
     v[70] = 0.0
     want_out, _ = attention_reference(q, k, v, None, True)
     np.testing.assert_allclose(out[:64], want_out[:64], rtol=1e-10, atol=1e-12)
+
+
+# --------------------------------------------------------------------------
+# the launcher's plumbing, with a NumPy stand-in for CuPy whose "kernels"
+# are the emulation: argument order and types, grids, shared memory,
+# alignment, axis and dtype handling of cupy_backend, without a GPU
+# --------------------------------------------------------------------------
+class _FakeArray(np.ndarray):
+    @property
+    def data(self):
+        return types.SimpleNamespace(ptr=self.__array_interface__["data"][0])
+
+    def get(self):
+        return np.array(self)
+
+
+def _fake_cupy(sm_count: int, smem_optin: int, launches: list):
+    wrap = lambda a: np.asarray(a).view(_FakeArray)  # noqa: E731
+    work = {"half_t": np.float16, "float": np.float32, "double": np.float64}
+    kinds = ("softmax", "log_softmax", "logsumexp")
+
+    class Kernel:
+        def __init__(self, name):
+            self.name = name
+            self.max_dynamic_shared_size_bytes = 48 * 1024
+
+        def __call__(self, grid, block, args, shared_mem=0):
+            launches.append(self.name)
+            assert shared_mem <= self.max_dynamic_shared_size_bytes <= smem_optin or shared_mem <= 48 * 1024
+            kname, ctype, vec, per = re.match(r"(\w+)<(\w+), (\d+)(?:, (\d+))?>", self.name).groups()
+            dt, vec = np.dtype(work[ctype]), int(vec)
+            cdt = np.float64 if dt == np.float64 else np.float32
+            assert args[0].dtype == dt and args[0].flags.c_contiguous
+            if kname == "flash_attention":
+                q, k, v, out, lse, batch, nq, nk, d, dv, sa, sb, causal = args
+                assert type(sa) is cdt and type(sb) is cdt and lse.dtype == cdt and out.dtype == dt
+                assert q.shape == (batch, nq, d) and k.shape == (batch, nk, d) and v.shape == (batch, nk, dv)
+                plan = kernels.attention_plan(int(batch), int(nq), int(d), int(dv), dt)
+                assert grid == plan.grid and block == (plan.threads,) and shared_mem == plan.smem
+                out[...], lse[...] = emulate.emulate_flash_attention(q, k, v, scale=float(sa) * float(sb),
+                                                                     causal=bool(causal))
+                return
+            if kname == "softmax_split_partial":
+                x, pm, pd, rows, n, chunk, ta, tb = args
+            elif kname == "softmax_split_finish":
+                x, y, pm, pd, rows, n, chunk, splits, ta, tb, kind = args
+            else:
+                x, y, rows, n, ta, tb, kind = args
+                assert y.dtype == dt and y.flags.c_contiguous
+            for i in (rows, n):
+                assert type(i) is np.int64
+            assert type(ta) is cdt and type(tb) is cdt
+            t = 1.0 / (float(ta) * float(tb))
+            rows, n = int(rows), int(n)
+            if vec > 1:
+                assert n % vec == 0 and all(a.data.ptr % 16 == 0 for a in args[:2])
+            name = dt.name
+            if kname == "softmax_warp":
+                assert grid == (-(-rows // 4),) and block == (128,) and n <= 32 * int(per) and (int(per) == 1 or n > 16 * int(per))
+                plan = kernels.Plan("warp", rows, n, name, vec, 128, grid, per=int(per))
+            elif kname in ("softmax_block", "softmax_stream"):
+                path = kname.split("_")[1]
+                assert grid == (rows,) and (path == "stream" or shared_mem >= n * dt.itemsize)
+                plan = kernels.Plan(path, rows, n, name, vec, block[0], grid)
+            else:
+                plan = kernels.Plan("split", rows, n, name, vec, block[0], grid, splits=grid[0] if kname.endswith(
+                    "partial") else int(splits), chunk=int(chunk))
+            if kname == "softmax_split_partial":
+                assert grid == (plan.splits, rows) and pm.dtype == cdt and pm.size == rows * plan.splits
+                m, d = emulate.split_partials(np.asarray(x, dtype=cdt), plan, t)
+                pm[...], pd[...] = m.reshape(-1), d.reshape(-1)
+                return
+            if kname == "softmax_split_finish":  # the partials come from kernel 1: check them
+                assert grid == ((1 if kinds[int(kind)] == "logsumexp" else plan.splits), rows)
+                m, d = emulate.split_partials(np.asarray(x, dtype=cdt), plan, t)
+                np.testing.assert_array_equal(np.asarray(pm).reshape(rows, -1), m)
+            y[...] = emulate.emulate_softmax(np.asarray(x), t, kinds[int(kind)], plan=plan).reshape(y.shape)
+
+    class RawModule:
+        def __init__(self, code, options=(), name_expressions=()):
+            assert not re.search(r'^#include "softmax_common', code, re.M)
+            self.names = list(name_expressions)
+
+        def compile(self):
+            pass
+
+        def get_function(self, name):
+            assert name in self.names, name
+            return Kernel(name)
+
+    class Device:
+        id = 0
+        attributes = {"MultiProcessorCount": sm_count, "MaxSharedMemoryPerBlockOptin": smem_optin}
+
+    fake = types.ModuleType("cupy")
+    fake.ndarray = _FakeArray
+    fake.asarray = lambda a, dtype=None: a if isinstance(a, _FakeArray) else wrap(np.array(a, dtype=dtype))
+    fake.ascontiguousarray = lambda a: wrap(np.ascontiguousarray(a))
+    fake.moveaxis = lambda a, s, d: wrap(np.moveaxis(a, s, d))
+    fake.empty = lambda shape, dtype=np.float64: wrap(np.empty(shape, dtype))
+    fake.zeros = lambda shape, dtype=np.float64: wrap(np.zeros(shape, dtype))
+    fake.full = lambda shape, v, dtype=np.float64: wrap(np.full(shape, v, dtype))
+    fake.broadcast_to = lambda a, shape: wrap(np.broadcast_to(a, shape))
+    fake.RawModule = RawModule
+    fake.cuda = types.SimpleNamespace(Device=Device)
+    return fake
+
+
+@pytest.fixture
+def fake_gpu(monkeypatch):
+    """cupy_backend on the fake: 4 SMs, 17 KB of shared memory (so every path runs on small rows)."""
+    from compute.backends import cupy_backend
+
+    launches: list[str] = []
+    monkeypatch.setitem(sys.modules, "cupy", _fake_cupy(4, kernels.SMEM_RESERVE + 16 * 1024, launches))
+    monkeypatch.setattr(cupy_backend, "_modules", {})
+    monkeypatch.setattr(cupy_backend, "_limits", {})
+    return cupy_backend, launches
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.int32])
+def test_cupy_backend_plumbing(fake_gpu, dtype):
+    cb, launches = fake_gpu
+    rng = np.random.default_rng(3)
+    cases = [((3, 5), -1), ((2, 1500, 3), 1), ((20, 5000), -1), ((9, 9000), -1), ((2, 1 << 14), -1), ((3, 4097), 0), ((7,), 0),
+             ((), 0), ((2, 0), -1)]
+    for shape, axis in cases:
+        h = (rng.standard_normal(shape) * 3).astype(dtype)
+        if h.ndim == 2 and h.size:
+            h[0, 0] = INF if dtype != np.int32 else h[0, 0]
+        tol = dict(rtol=2e-3, atol=1e-4) if dtype == np.float16 else dict(rtol=1e-5, atol=1e-6)
+        for name in ("softmax", "log_softmax"):
+            got = getattr(cb, name)(sys.modules["cupy"].asarray(h), axis=axis, temperature=0.7)
+            want = ref(getattr(compute, name), h, axis=axis, temperature=0.7)
+            assert type(got) is _FakeArray and got.dtype == want.dtype and got.shape == want.shape
+            np.testing.assert_allclose(got.get().astype(float), want.astype(float), **tol)
+        got = cb.logsumexp(sys.modules["cupy"].asarray(h), axis=axis)
+        want = ref(compute.logsumexp, h, axis=axis)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_allclose(got.get().astype(float), want.astype(float), **tol)
+    kinds = {n.split("<")[0] for n in launches}
+    assert kinds == {"softmax_warp", "softmax_block", "softmax_stream", "softmax_split_partial", "softmax_split_finish"}
+    with pytest.raises(ValueError, match="temperature"):
+        cb.softmax(sys.modules["cupy"].asarray(np.ones(3)), temperature=0.0)
+
+
+def test_cupy_backend_misaligned_rows_take_the_scalar_kernels(fake_gpu):
+    cb, launches = fake_gpu
+    cp = sys.modules["cupy"]
+    buf = np.random.default_rng(4).standard_normal(64 * 200 + 1).astype(np.float32)
+    x = cp.asarray(buf)[1:].reshape(64, 200)  # contiguous, 4 bytes off a 16-byte boundary
+    assert x.data.ptr % 16 and x.flags.c_contiguous
+    cb._run_rows(x, "softmax", 1.0)
+    assert launches[-1] == "softmax_warp<float, 1, 8>"
+    got = cb.softmax(cp.asarray(buf[1:].reshape(64, 200)))  # a fresh, aligned copy
+    assert launches[-1] == "softmax_warp<float, 4, 8>"
+    np.testing.assert_allclose(got.get(), compute.softmax(buf[1:].reshape(64, 200)), rtol=1e-6)
+
+
+def test_cupy_backend_flash_attention(fake_gpu):
+    cb, launches = fake_gpu
+    cp = sys.modules["cupy"]
+    rng = np.random.default_rng(5)
+    q = rng.standard_normal((2, 1, 37, 20)).astype(np.float32)
+    k = rng.standard_normal((1, 3, 45, 20)).astype(np.float32)  # leading axes broadcast
+    v = rng.standard_normal((2, 3, 45, 9)).astype(np.float32)
+    for causal in (False, True):
+        out, lse = cb.flash_attention(cp.asarray(q), cp.asarray(k), cp.asarray(v), scale=0.4, causal=causal)
+        _, want = compute.attention(q, k, v, scale=0.4, causal=causal)
+        assert out.shape == want.shape == (2, 3, 37, 9) and lse.shape == (2, 3, 37)
+        np.testing.assert_allclose(out.get(), want, rtol=1e-5, atol=1e-6)
+    assert launches[-1] == "flash_attention<float, 1, 4>"
+    with pytest.raises(cb.KernelError, match="128"):
+        cb.flash_attention(*(cp.asarray(np.ones((1, 4, 129), np.float32)),) * 3)
+    with pytest.raises(ValueError, match="same last dimension"):
+        cb.flash_attention(cp.asarray(q), cp.asarray(k[..., :5]), cp.asarray(v))
+    with pytest.raises(TypeError):
+        cb.flash_attention(cp.asarray(q), cp.asarray(k), cp.asarray(v), causal=1)
+    empty_out, empty_lse = cb.flash_attention(cp.asarray(q), cp.asarray(k[..., :0, :]), cp.asarray(v[..., :0, :]))
+    assert np.all(empty_out.get() == 0) and np.all(empty_lse.get() == -INF)
+
+
+def test_cupy_backend_without_a_device_raises_kernel_error(monkeypatch):
+    from compute.backends import cupy_backend
+
+    broken = types.ModuleType("cupy")
+
+    def no_device(*a, **k):
+        raise RuntimeError("cudaErrorNoDevice: no CUDA-capable device is detected\nmore detail")
+
+    broken.ndarray = _FakeArray
+    broken.asarray = no_device
+    broken.cuda = types.SimpleNamespace(Device=no_device)
+    monkeypatch.setitem(sys.modules, "cupy", broken)
+    monkeypatch.setattr(cupy_backend, "_limits", {})
+    with pytest.raises(cupy_backend.KernelError, match="no CUDA-capable device") as info:
+        cupy_backend.softmax(np.ones(3))
+    assert "\n" not in str(info.value)
+    with pytest.raises(cupy_backend.KernelError):
+        cupy_backend.device_limits()
+    monkeypatch.setitem(sys.modules, "cupy", None)  # not installed
+    with pytest.raises(cupy_backend.KernelError, match="CuPy is not available"):
+        cupy_backend.logsumexp(np.ones(3))
