@@ -262,8 +262,8 @@ def emulate_flash_attention(
 ):
     """Replay the fused attention kernel: ``(out, lse)``.
 
-    ``q``: (..., n_q, d), ``k``: (..., n_k, d), ``v``: (..., n_k, d_v), same
-    leading shape.  Keys come in tiles of ``tile`` (the kernel's 32); query
+    ``q``: (..., n_q, d), ``k``: (..., n_k, d), ``v``: (..., n_k, d_v); the
+    leading axes broadcast.  Keys come in tiles of ``tile`` (the kernel's 32); query
     rows in blocks of ``block_q`` (the kernel's plan when ``None``), which
     only matters for the causal tile skipping.  Per query row: the running
     max ``m``, sum ``l`` and output accumulator, rescaled by
@@ -277,7 +277,8 @@ def emulate_flash_attention(
     if out_dtype.kind != "f":
         out_dtype = np.dtype(np.float64)
     work = _work(out_dtype)
-    qa, ka, va = (a.astype(work) for a in (qa, ka, va))
+    lead = np.broadcast_shapes(qa.shape[:-2], ka.shape[:-2], va.shape[:-2])
+    qa, ka, va = (np.broadcast_to(a.astype(work), lead + a.shape[-2:]) for a in (qa, ka, va))
     n_q, d = qa.shape[-2:]
     n_k, d_v = va.shape[-2:]
     if ka.shape[-2:] != (n_k, d):
@@ -285,7 +286,6 @@ def emulate_flash_attention(
     s = 1.0 / math.sqrt(d) if scale is None else check_temperature(scale)
     if block_q is None:
         block_q = kernels.attention_plan(1, n_q, d, d_v, out_dtype).block_q if d_v <= 128 and d <= 128 else 16
-    lead = qa.shape[:-2]
     m = np.full(lead + (n_q,), -np.inf, work)
     lsum = np.zeros(lead + (n_q,), work)
     acc = np.zeros(lead + (n_q, d_v), work)
