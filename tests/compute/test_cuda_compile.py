@@ -168,4 +168,3 @@ def test_no_kernel_spills_on_sm_90(tmp_path):
         assert len(report) == len(kernels.name_expressions(source)), "not every instantiation was built"
         spilling = {k: v for k, v in report.items() if v[1] or v[2]}
         assert not spilling, f"{source}: kernels spill (registers, store bytes, load bytes): {spilling}"
-        assert max(r for r, _, _ in report.values()) <= 128, report
