@@ -33,6 +33,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from compute.softmax import _divide_into
+
 __all__ = [
     "MEMORY_METHODS",
     "FlashStep",
@@ -57,12 +59,28 @@ __all__ = [
 FloatArray = NDArray[np.floating[Any]]
 
 
+def _over_t(d: np.ndarray, temperature: float) -> np.ndarray:
+    """``d / T`` (``d <= 0`` or NaN) in ``d``'s precision, never NaN from an out-of-range T.
+
+    :func:`compute.softmax`'s rule: a T that is not a normal number of the
+    dtype (``1e50`` for float32 rounds to inf, and ``-inf / inf`` is NaN) is
+    divided in float64 and rounded back.
+    """
+    d = np.array(d, copy=True, ndmin=0)
+    if d.ndim == 0:
+        d = d.reshape(1)
+        _divide_into(d, temperature)
+        return d[0]
+    _divide_into(d, temperature)
+    return d
+
+
 def weights(x: ArrayLike, m: ArrayLike, temperature: float = 1.0) -> FloatArray:
     """``w(x, m)`` elementwise (see the module docstring); ``m`` broadcasts."""
     x = np.asarray(x)
     m = np.asarray(m, dtype=x.dtype)
     with np.errstate(all="ignore"):
-        e = np.exp((x - m) / x.dtype.type(temperature))
+        e = np.exp(_over_t(x - m, temperature))
         return np.where(x == m, np.where(m == -np.inf, 0.0, 1.0).astype(x.dtype), e)
 
 
@@ -76,7 +94,7 @@ def rescale(m_old: ArrayLike, m_new: ArrayLike, temperature: float = 1.0) -> Flo
     m_old = np.asarray(m_old)
     m_new = np.asarray(m_new, dtype=m_old.dtype)
     with np.errstate(all="ignore"):
-        e = np.exp((m_old - m_new) / m_old.dtype.type(temperature))
+        e = np.exp(_over_t(m_old - m_new, temperature))
         return np.where(m_old == m_new, m_old.dtype.type(1), e)
 
 
@@ -113,7 +131,7 @@ def finish_log_softmax(x: ArrayLike, m: ArrayLike, d: ArrayLike, temperature: fl
     x = np.asarray(x)
     m = np.asarray(m, dtype=x.dtype)
     with np.errstate(all="ignore"):
-        z = np.where(x == m, np.where(m == -np.inf, np.nan, 0.0).astype(x.dtype), (x - m) / x.dtype.type(temperature))
+        z = np.where(x == m, np.where(m == -np.inf, np.nan, 0.0).astype(x.dtype), _over_t(x - m, temperature))
         return z - np.log(np.asarray(d, dtype=x.dtype))
 
 

@@ -318,3 +318,15 @@ def test_memory_passes():
     assert memory_passes("fused").bytes(1000, itemsize=2) == 2 * 1000 * 2
     with pytest.raises(ValueError, match="safe, online, fused"):
         memory_passes("naive")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+@pytest.mark.parametrize("t", [1e50, 1e-50])
+def test_temperatures_outside_the_dtype_give_no_nan(dtype, t):
+    # 1e50 rounds to inf in float32 (-inf / inf = NaN) and 1e-50 to 0: divided in float64 instead
+    row = np.array([-np.inf, 1.0, 2.0], dtype=dtype)
+    m, d = block_partial(row, t)
+    got = finish_softmax(row, m, d, t)
+    want = softmax(row, temperature=t)
+    assert not np.isnan(got).any()
+    np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=1e-3)
