@@ -44,7 +44,7 @@ from gui.widgets.sliders import ParamChoice, ParamSlider, ParamSpin, ParamSwitch
 #: draws for the inverse CDF) run in a worker thread.
 SYNC_GUMBEL_WORK = 2_000_000
 SYNC_DRAWS = 200_000
-ROUTER_TAB = 2  # the router is drawn only while its tab shows (and for exports)
+GUMBEL_TAB, ROUTER_TAB = 1, 2  # drawn only while their tab shows (and for exports)
 STAGES = ("kept", "top_k", "top_p", "min_p")
 
 
@@ -521,12 +521,13 @@ class SamplingView(BaseView):
             now = float(np.interp(math.log(m.temperature), np.log(CURVE_T), y))
         self.curves.set_curve(CURVE_T, y, m.temperature, now, tr(f"sampling.curve.{m.t_curve}"))
 
-        relaxed, hard = m.gumbel(self.scores)
-        self.gumbel.show_bars(labels, [relaxed[ids], hard[ids]])
-        if hard.argmax() not in set(ids.tolist()):
-            notes.append(tr("sampling.gumbel.outside", label=r.vocab.label(int(hard.argmax()))))
-        sharp = m.sharpening(self.scores)
-        self.sharpening.set_curve(TAU_GRID, sharp, m.tau, float(relaxed.max()))
+        if self.tabs.currentIndex() == GUMBEL_TAB or self._sync:  # 41 softmaxes of V: only when shown
+            relaxed, hard = m.gumbel(self.scores)
+            self.gumbel.show_bars(labels, [relaxed[ids], hard[ids]])
+            if hard.argmax() not in set(ids.tolist()):
+                notes.append(tr("sampling.gumbel.outside", label=r.vocab.label(int(hard.argmax()))))
+            sharp = m.sharpening(self.scores)
+            self.sharpening.set_curve(TAU_GRID, sharp, m.tau, float(relaxed.max()))
 
         if self.tabs.currentIndex() == ROUTER_TAB or self._sync:
             self._draw_router()

@@ -310,3 +310,18 @@ def test_exports_every_plot_and_the_arrays(tmp_path, view):
     assert data["logits"].shape == (3000,)
     np.testing.assert_allclose(data["filtered"].sum(), 1.0)
     assert data["draws"].shape == (view.model.draws,)
+
+
+def test_gumbel_tab_draws_the_relaxed_sample_and_its_sharpening(qtbot, view):
+    view.tabs.setCurrentIndex(1)
+    view.flush()
+    m = view.model
+    r = m.result(view.scores)
+    relaxed, hard = m.gumbel(view.scores)
+    got_relaxed, got_hard = view.gumbel.heights
+    np.testing.assert_allclose(got_relaxed, relaxed[r.shown])
+    np.testing.assert_allclose(got_hard, hard[r.shown])
+    m.set_param("tau", 0.1)
+    view.flush()
+    x, y = view.sharpening.marker.getData()
+    assert y[0] == pytest.approx(m.gumbel(view.scores)[0].max())
