@@ -75,7 +75,6 @@ from __future__ import annotations
 
 import math
 import numbers
-import operator
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -83,7 +82,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from compute.attention import Cancelled
+from compute.attention import Cancelled, _check_count
 from compute.softmax import (
     FloatArray,
     _as_float_array,
@@ -139,19 +138,6 @@ _SMALL_ROW = 2048
 # --------------------------------------------------------------------------
 # validation helpers
 # --------------------------------------------------------------------------
-def _check_int(value: Any, name: str, minimum: int) -> int:
-    """An integer (Python or NumPy, not bool) ``>= minimum``, as a Python int."""
-    if isinstance(value, bool | np.bool_):
-        raise TypeError(f"{name} must be an integer, got {value!r}")
-    try:
-        result = operator.index(value)
-    except TypeError:
-        raise TypeError(f"{name} must be an integer, got {value!r} ({type(value).__name__})") from None
-    if result < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {result}")
-    return result
-
-
 def _check_real(value: Any, name: str) -> float:
     """A finite real number (not bool) as a Python float."""
     v: Any = value
@@ -171,7 +157,7 @@ def _check_knobs(
     temperature: float, top_k: Any, top_p: Any, min_p: Any
 ) -> tuple[float, int | None, float | None, float | None]:
     t = check_temperature(temperature)
-    k = None if top_k is None else _check_int(top_k, "top_k", 1)
+    k = None if top_k is None else _check_count(top_k, "top_k", 1)
     p = None
     if top_p is not None:
         p = _check_real(top_p, "top_p")
@@ -212,7 +198,7 @@ def _logit_rows(logits: ArrayLike, name: str = "logits") -> tuple[NDArray[np.flo
 
 
 def _check_seed(seed: Any) -> int:
-    return _check_int(seed, "seed", 0)
+    return _check_count(seed, "seed", 0)
 
 
 # --------------------------------------------------------------------------
@@ -425,7 +411,7 @@ def top_indices(values: ArrayLike, n: int) -> IntArray:
     a = _as_float_array(values)
     if a.ndim != 1:
         raise ValueError(f"values must be a 1-D array, got shape {a.shape}")
-    n = min(_check_int(n, "n", 0), a.size)
+    n = min(_check_count(n, "n", 0), a.size)
     if n == 0:
         return np.empty(0, dtype=np.int64)
     key = np.where(np.isnan(a), -np.inf, a).astype(np.float64)
@@ -482,7 +468,7 @@ def sample_counts(logits: ArrayLike, n: int, seed: int, **knobs: Any) -> IntArra
     (faster; what a histogram needs).  Returns int64 counts of length ``V``.
     """
     _one_row(logits, "sample_counts")
-    n = _check_int(n, "n", 0)
+    n = _check_count(n, "n", 0)
     rng = np.random.default_rng(_check_seed(seed))
     return _counts_from_uniforms(_filtered_row(logits, knobs), n, rng)
 
@@ -520,7 +506,7 @@ def sample(logits: ArrayLike, n: int, seed: int, **knobs: Any) -> IntArray:
             bad ``n`` or ``seed``, or an unknown knob.
     """
     _one_row(logits, "sample")
-    n = _check_int(n, "n", 0)
+    n = _check_count(n, "n", 0)
     rng = np.random.default_rng(_check_seed(seed))
     counts = _counts_from_uniforms(_filtered_row(logits, knobs), n, rng)
     draws = np.repeat(np.arange(counts.size, dtype=np.int64), counts)
@@ -569,7 +555,7 @@ def gumbel_max_sample(
         int64 array of shape ``(n,)`` with values in ``[0, V)``.
     """
     _one_row(logits, "gumbel_max_sample")
-    n = _check_int(n, "n", 0)
+    n = _check_count(n, "n", 0)
     rng = np.random.default_rng(_check_seed(seed))
     filtered = _filtered_row(logits, knobs)
     support = np.flatnonzero(filtered > 0)
@@ -697,7 +683,7 @@ def moe_route(gate_logits: ArrayLike, k: int, temperature: float = 1.0) -> MoERo
         raise ValueError(f"gate_logits must be (tokens, experts), got shape {a.shape}")
     rows, _ = _logit_rows(np.atleast_2d(a) if a.ndim == 1 else a, "gate_logits")
     n_experts = rows.shape[1]
-    k = _check_int(k, "k", 1)
+    k = _check_count(k, "k", 1)
     if k > n_experts:
         raise ValueError(f"k must be <= the number of experts ({n_experts}), got {k}")
     order = np.argsort(-rows, axis=-1, kind="stable")[:, :k]
@@ -717,7 +703,7 @@ def expert_load(indices: ArrayLike, n_experts: int, weights: ArrayLike | None = 
     (they sum to ``indices.size``); with ``weights`` (same shape) it is the
     float64 sum of the gate weights routed to each expert.
     """
-    n_experts = _check_int(n_experts, "n_experts", 1)
+    n_experts = _check_count(n_experts, "n_experts", 1)
     idx = np.asarray(indices)
     if idx.size and idx.dtype.kind not in "iu":
         raise TypeError(f"indices must be integers, got dtype {idx.dtype}")
@@ -849,7 +835,7 @@ def chi2_sf(statistic: float, dof: int) -> float:
         statistic: >= 0 (``inf`` gives 0).
         dof: degrees of freedom, an integer >= 1.
     """
-    dof = _check_int(dof, "dof", 1)
+    dof = _check_count(dof, "dof", 1)
     v: Any = statistic
     if isinstance(v, np.generic):
         v = v.item()
@@ -1067,7 +1053,7 @@ def zipf_logits(v: int, seed: int = 0, exponent: float = 1.1, noise: float = 0.1
         exponent: Zipf exponent, finite real > 0 (1.1 is typical of text).
         noise: standard deviation of the logit noise, finite real >= 0.
     """
-    v = _check_int(v, "v", 1)
+    v = _check_count(v, "v", 1)
     rng = np.random.default_rng(_check_seed(seed))
     s = _check_real(exponent, "exponent")
     if s <= 0:
