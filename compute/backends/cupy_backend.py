@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from compute.attention import _check_scale
 from compute.backends import kernels
 from compute.softmax import check_temperature
 
@@ -290,12 +291,3 @@ def flash_attention(q, k, v, scale: float | None = None, causal: bool = False):
                 sa, sb, np.int32(bool(causal)))
         _launch(fn, plan.grid, (plan.threads,), args, shared_mem=plan.smem)
     return out.reshape(lead + (n_q, d_v)), lse.reshape(lead + (n_q,))
-
-
-def _check_scale(scale: float) -> float:
-    try:
-        return check_temperature(scale)
-    except TypeError:
-        raise TypeError(f"scale must be a real number, got {scale!r}") from None
-    except ValueError:
-        raise ValueError(f"scale must be finite and > 0, got {scale!r}") from None
