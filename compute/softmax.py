@@ -440,26 +440,33 @@ def softmax(x: ArrayLike, axis: int = -1, temperature: float = 1.0) -> FloatArra
         numpy.exceptions.AxisError: ``axis`` out of range.
     """
     t = check_temperature(temperature)
-    if type(x).__module__.startswith("cupy"):
+    if _backends.is_device_array(x):
         return _on_device("softmax", x, axis, t)
     return _softmax_host(x, axis, t, offload=True)
 
 
-def _softmax_host(x: ArrayLike, axis: int, temperature: float, offload: bool = False) -> FloatArray:
-    """:func:`softmax` in NumPy (``temperature`` already validated).
+def _rowwise_host(op: str, rows_fn: Any, x: ArrayLike, axis: int, temperature: float,
+                  offload: bool) -> FloatArray:
+    """``op`` (softmax or log_softmax) in NumPy, ``rows_fn`` writing each block of rows.
 
-    With ``offload``, a large enough input goes to the device when CuPy is
-    the active backend (see :mod:`compute.backends`).
+    ``temperature`` is already validated.  With ``offload``, a large enough
+    input goes to the device when CuPy is the active backend (see
+    :mod:`compute.backends`).
     """
     rows, owned, ax, out_dtype, shape = _prepare_rows(x, axis)
     if rows.shape[-1] == 0:
         return np.empty(shape, dtype=out_dtype)
     if offload and _backends.offload_wanted(rows.size):
-        return _offload("softmax", x, ax, temperature)
+        return _offload(op, x, ax, temperature)
     out = rows if owned else np.empty_like(rows)
     with np.errstate(all="ignore"):
-        _softmax_rows(rows, out, temperature)
+        rows_fn(rows, out, temperature)
         return _restore_rows(out, ax, out_dtype, shape)
+
+
+def _softmax_host(x: ArrayLike, axis: int, temperature: float, offload: bool = False) -> FloatArray:
+    """:func:`softmax` in NumPy (see :func:`_rowwise_host`)."""
+    return _rowwise_host("softmax", _softmax_rows, x, axis, temperature, offload)
 
 
 def log_softmax(
@@ -481,22 +488,14 @@ def log_softmax(
     rounds to ``-inf`` when cast back to float16.
     """
     t = check_temperature(temperature)
-    if type(x).__module__.startswith("cupy"):
+    if _backends.is_device_array(x):
         return _on_device("log_softmax", x, axis, t)
     return _log_softmax_host(x, axis, t, offload=True)
 
 
 def _log_softmax_host(x: ArrayLike, axis: int, temperature: float, offload: bool = False) -> FloatArray:
-    """:func:`log_softmax` in NumPy; see :func:`_softmax_host`."""
-    rows, owned, ax, out_dtype, shape = _prepare_rows(x, axis)
-    if rows.shape[-1] == 0:
-        return np.empty(shape, dtype=out_dtype)
-    if offload and _backends.offload_wanted(rows.size):
-        return _offload("log_softmax", x, ax, temperature)
-    out = rows if owned else np.empty_like(rows)
-    with np.errstate(all="ignore"):
-        _log_softmax_rows(rows, out, temperature)
-        return _restore_rows(out, ax, out_dtype, shape)
+    """:func:`log_softmax` in NumPy (see :func:`_rowwise_host`)."""
+    return _rowwise_host("log_softmax", _log_softmax_rows, x, axis, temperature, offload)
 
 
 def logsumexp(x: ArrayLike, axis: int = -1) -> FloatArray:
@@ -510,7 +509,7 @@ def logsumexp(x: ArrayLike, axis: int = -1) -> FloatArray:
     all-``-inf`` row gives ``-inf``; a row with NaN gives NaN; an empty axis
     gives ``-inf`` (the log of an empty sum).
     """
-    if type(x).__module__.startswith("cupy"):
+    if _backends.is_device_array(x):
         return _on_device("logsumexp", x, axis)
     return _logsumexp_host(x, axis, offload=True)
 

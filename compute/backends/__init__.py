@@ -246,7 +246,7 @@ def is_device_array(x: object) -> bool:
 
 
 def any_device_array(*xs: object) -> bool:
-    return any(type(x).__module__.startswith("cupy") for x in xs)
+    return any(is_device_array(x) for x in xs)
 
 
 def offload_wanted(size: int) -> bool:
