@@ -77,6 +77,7 @@ import math
 import numbers
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from enum import IntEnum
 from typing import Any
 
 import numpy as np
@@ -98,6 +99,7 @@ __all__ = [
     "STAGE_NAMES",
     "STAGE_TOP_K",
     "STAGE_TOP_P",
+    "Stage",
     "FilterResult",
     "MoERoute",
     "chi2_sf",
@@ -118,12 +120,18 @@ __all__ = [
 IntArray = NDArray[np.int64]
 BoolArray = NDArray[np.bool_]
 
-#: Stage codes of :attr:`FilterResult.stage`.
-STAGE_KEPT = 0
-STAGE_TOP_K = 1
-STAGE_TOP_P = 2
-STAGE_MIN_P = 3
-STAGE_MASKED = 4
+class Stage(IntEnum):
+    """What removed a token, as :attr:`FilterResult.stage` stores it (int8 codes)."""
+
+    KEPT = 0
+    TOP_K = 1
+    TOP_P = 2
+    MIN_P = 3
+    MASKED = 4  # the logit was -inf before any knob
+
+
+# the stage codes under their old names (kept for existing callers)
+STAGE_KEPT, STAGE_TOP_K, STAGE_TOP_P, STAGE_MIN_P, STAGE_MASKED = (int(s) for s in Stage)
 #: Human-readable names of the stage codes, indexed by code.
 STAGE_NAMES = ("kept", "top-k", "top-p", "min-p", "-inf logit")
 

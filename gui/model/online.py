@@ -27,7 +27,7 @@ import numpy as np
 from psygnal import evented
 
 import compute
-from compute.online import (
+from compute import (
     MEMORY_METHODS,
     FlashTrace,
     OnlineStep,

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 )
 from superqt.utils import signals_blocked
 
-from compute.online import MEMORY_METHODS, memory_passes
+from compute import MEMORY_METHODS, memory_passes
 from gui import theme as themes
 from gui.binding import connect_while_alive
 from gui.format import fmt

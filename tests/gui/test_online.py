@@ -8,7 +8,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 import compute
-from compute.online import flash_attention, online_softmax_trace, tree_merge_trace
+from compute import flash_attention, online_softmax_trace, tree_merge_trace
 from gui.export import export_view, read_npz
 from gui.model.online import (
     MAX_STEP,
