@@ -32,7 +32,7 @@ import numpy as np
 from psygnal import evented
 
 import compute
-from compute import sampling as cs
+import compute as cs
 from gui.model.base import ExportArray, ViewModel, choice, param, path_param
 from gui.model.scores import ScoreRow
 from resources import RESOURCES

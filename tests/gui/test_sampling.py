@@ -7,7 +7,7 @@ import pytest
 from scipy import stats
 
 import compute
-from compute import sampling as cs
+import compute as cs
 from gui.model.sampling import CURVE_T, LoadError, SamplingModel, compute_draws, load_logits, router
 
 
