@@ -37,27 +37,26 @@ class Heatmap(Plot):
         self._cols: tuple[str, ...] = ()
         self._texts: list[pg.TextItem] = []
         super().__init__(title)
-        item = self.getPlotItem()
+        self.scene().sigMouseClicked.connect(self._clicked)
+        self.describe = self._describe_cell
+
+    def create_items(self, item: pg.PlotItem) -> None:
+        super().create_items(item)
         item.showGrid(x=False, y=False)
         item.setMouseEnabled(x=False, y=False)
         item.invertY(True)
         item.setAspectLocked(False)
         self.image = pg.ImageItem(axisOrder="row-major")
         item.addItem(self.image)
-        cmap = pg.colormap.get("CET-D1" if diverging else "viridis")
-        self.colorbar = pg.ColorBarItem(values=levels, colorMap=cmap, interactive=False, width=14)
+        cmap = pg.colormap.get("CET-D1" if self._diverging else "viridis")
+        self.colorbar = pg.ColorBarItem(values=self._levels, colorMap=cmap, interactive=False, width=14)
         self.colorbar.setImageItem(self.image, insert_in=item)
         self.highlight = pg.QtWidgets.QGraphicsRectItem(0, 0, 1, 1)
         self.highlight.setZValue(10)
         self.highlight.hide()
         item.addItem(self.highlight)
-        self.scene().sigMouseClicked.connect(self._clicked)
-        self.describe = self._describe_cell
-        self.apply_theme(themes.current())
 
     def theme_changed(self, theme: themes.Theme) -> None:
-        if not hasattr(self, "colorbar"):
-            return
         axis = self.colorbar.axis
         axis.setPen(pg.mkPen(theme.muted))
         axis.setTextPen(pg.mkPen(theme.foreground))

@@ -37,6 +37,14 @@ class Plot(pg.PlotWidget):
 
     ``describe(x, y)`` turns the data coordinates under the mouse into the
     status-bar text; ``hovered`` carries it.
+
+    Construction order: the base sets up the plot, calls
+    :meth:`create_items` (subclasses make their curves, bars and lines
+    there, after calling ``super().create_items(item)``), then applies the
+    theme once.  A subclass stores its own options *before* calling
+    ``super().__init__`` so that ``create_items`` can read them, and styles
+    its items only in :meth:`theme_changed`, which therefore always finds
+    them.
     """
 
     hovered = Signal(str)
@@ -59,9 +67,13 @@ class Plot(pg.PlotWidget):
             item.getAxis(name).setStyle(maxTickLevel=0)
         item.setMenuEnabled(False)
         item.hideButtons()
+        self.create_items(item)
         self.scene().sigMouseMoved.connect(self._mouse_moved)
         themes.manager().changed.connect(self.apply_theme)
         self.apply_theme(themes.current())
+
+    def create_items(self, item: pg.PlotItem) -> None:
+        """Make the plot's data items (called once, before the theme is applied); subclasses extend."""
 
     def apply_theme(self, theme: themes.Theme) -> None:
         self.setBackground(theme.background)
@@ -128,19 +140,21 @@ class BarChart(Plot):
         self._value_labels = value_labels
         self._value_name = value_name
         self._percent = percent
+        self._legend_columns = legend_columns
         super().__init__(title, y_label=y_label, parent=parent)
-        item = self.getPlotItem()
-        if k > 1:
-            self.add_legend(offset=(-10, 10), colCount=legend_columns)
+        self.set_y_range(*y_range)
+        self.describe = self._describe_bar
+
+    def create_items(self, item: pg.PlotItem) -> None:
+        super().create_items(item)
+        if len(self._series) > 1:
+            self.add_legend(offset=(-10, 10), colCount=self._legend_columns)
         for name, _role in self._series:
             bar = pg.BarGraphItem(x=np.zeros(0), height=np.zeros(0), width=self._width, name=name)
             item.addItem(bar)  # a named item joins the legend by itself
             self._bars.append(bar)
-        self.set_y_range(*y_range)
         item.setMouseEnabled(x=False, y=False)
         item.getAxis("bottom").setStyle(tickTextOffset=6)
-        self.describe = self._describe_bar
-        self.apply_theme(themes.current())
 
     def set_y_range(self, lo: float, hi: float) -> None:
         self.getPlotItem().setYRange(lo, hi, padding=0)
@@ -220,13 +234,16 @@ class TemperatureCurve(Plot):
     """A quantity against temperature on a log axis (0.01 to 100), the current T marked.
 
     ``describe_y`` names the quantity in the status bar.  Subclasses add
-    their own items (limit lines) in ``__init__`` and restyle them in
+    their own items (limit lines) in ``create_items`` and restyle them in
     ``theme_changed``.
     """
 
     def __init__(self, title: str, *, y_label: str, describe_y: str):
         super().__init__(title, x_label=tr("plot.entropy.x"), y_label=y_label)
-        item = self.getPlotItem()
+        self.describe = lambda x, y: f"T = {fmt(x)}, {describe_y} = {fmt(y)}"
+
+    def create_items(self, item: pg.PlotItem) -> None:
+        super().create_items(item)
         item.setLogMode(x=True, y=False)
         item.setMouseEnabled(x=False, y=False)
         self.curve = item.plot([], [])
@@ -235,11 +252,8 @@ class TemperatureCurve(Plot):
         item.addItem(self.now_line, ignoreBounds=True)
         item.setXRange(-2.15, 2.15, padding=0)  # a little past the end decades, so their labels show
         item.getAxis("bottom").setTicks([[(d, f"{10.0 ** d:g}") for d in range(-2, 3)], []])
-        self.describe = lambda x, y: f"T = {fmt(x)}, {describe_y} = {fmt(y)}"
 
     def theme_changed(self, theme: themes.Theme) -> None:
-        if not hasattr(self, "now_line"):
-            return  # called by Plot.__init__ before the items exist
         self.curve.setPen(pg.mkPen(theme.accent, width=2))
         style_current(theme, self.marker, self.now_line)
 
