@@ -82,7 +82,7 @@ from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Generator, Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -104,6 +104,7 @@ __all__ = [
     "attention_scores",
     "causal_mask",
     "dk_sweep",
+    "dk_sweep_steps",
     "masked_rows",
     "max_pool2d",
     "padding_mask",
@@ -114,6 +115,32 @@ BoolArray = NDArray[np.bool_]
 
 class Cancelled(Exception):
     """Raised by a long computation (:func:`dk_sweep`) when asked to stop."""
+
+
+def _drive(
+    steps: Iterator[tuple[int, int]],
+    total: int,
+    progress: Callable[[int, int], object] | None,
+    cancelled: Callable[[], bool] | None,
+    message: str,
+) -> Any:
+    """Run a steps generator to its end; return its return value.
+
+    ``cancelled()`` is polled before each step while ``done < total`` (so
+    never after the last one) and :class:`Cancelled` is raised with
+    ``message.format(done=..., total=...)`` when it returns true;
+    ``progress(done, total)`` is called after each step.
+    """
+    done = 0
+    while True:
+        if done < total and cancelled is not None and cancelled():
+            raise Cancelled(message.format(done=done, total=total))
+        try:
+            done, total = next(steps)
+        except StopIteration as stop:
+            return stop.value
+        if progress is not None:
+            progress(done, total)
 
 
 # --------------------------------------------------------------------------
@@ -602,6 +629,8 @@ def dk_sweep(
         cancelled: polled before each ``d``; if it returns true,
             :class:`Cancelled` is raised and nothing is returned.
 
+    It drives :func:`dk_sweep_steps`, which does the work one ``d`` at a time.
+
     Returns:
         float64 arrays over ``d_ks`` (``d_k`` is int64):
 
@@ -618,6 +647,28 @@ def dk_sweep(
         Cancelled: ``cancelled()`` returned true.
         TypeError, ValueError: bad ``n``, ``d_ks``, ``seed`` or ``heads``.
     """
+    total, steps = _dk_sweep_setup(n, d_ks, seed, heads)
+    return _drive(steps, total, progress, cancelled, "d_k sweep cancelled after {done} of {total} head sizes")
+
+
+def dk_sweep_steps(
+    n: int, d_ks: Iterable[int], seed: int = 0, heads: int = 1
+) -> Generator[tuple[int, int], None, dict[str, np.ndarray]]:
+    """:func:`dk_sweep` one head size at a time, as a generator.
+
+    Yields ``(done, total)`` after each ``d`` (``done`` from 1 to ``total =
+    len(d_ks)``); its return value (``StopIteration.value``, or the value of
+    ``yield from``) is the dict :func:`dk_sweep` returns, bit for bit.  The
+    arguments are checked when it is called, not at the first ``next``.
+    Stopping early is just not asking for the next step.
+    """
+    return _dk_sweep_setup(n, d_ks, seed, heads)[1]
+
+
+def _dk_sweep_setup(
+    n: int, d_ks: Iterable[int], seed: int, heads: int
+) -> tuple[int, Generator[tuple[int, int], None, dict[str, np.ndarray]]]:
+    """Validate :func:`dk_sweep`'s arguments; return ``(total, steps)``."""
     n = _check_count(n, "n", 1)
     heads = _check_count(heads, "heads", 1)
     seed = _check_count(seed, "seed")
@@ -632,13 +683,18 @@ def dk_sweep(
         "std_qk": np.zeros(total),
         "sqrt_dk": np.sqrt(np.array(dks, dtype=np.float64)),
     }
+    return total, _dk_sweep_run(n, dks, seed, heads, result)
+
+
+def _dk_sweep_run(
+    n: int, dks: list[int], seed: int, heads: int, result: dict[str, np.ndarray]
+) -> Generator[tuple[int, int], None, dict[str, np.ndarray]]:
+    total = len(dks)
     rows = heads * n
     cells = rows * n
     raw = np.empty((n, n), dtype=np.float32)  # reused: fresh 16 MB arrays
     buf = np.empty((n, n), dtype=np.float32)  # cost page faults every time
     for i, d in enumerate(dks):
-        if cancelled is not None and cancelled():
-            raise Cancelled(f"d_k sweep cancelled after {i} of {total} head sizes")
         rng = np.random.default_rng([seed, d])
         q = rng.standard_normal((heads, n, d), dtype=np.float32)
         k = rng.standard_normal((heads, n, d), dtype=np.float32)
@@ -659,6 +715,5 @@ def dk_sweep(
         result["max_weight_unscaled"][i] = acc[3] / rows
         result["entropy_scaled"][i] = acc[4] / rows
         result["max_weight_scaled"][i] = acc[5] / rows
-        if progress is not None:
-            progress(i + 1, total)
+        yield i + 1, total
     return result

@@ -75,7 +75,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any
@@ -83,7 +83,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from compute.attention import Cancelled, _check_count
+from compute.attention import Cancelled, _check_count, _drive
 from compute.softmax import (
     FloatArray,
     _as_float_array,
@@ -108,6 +108,7 @@ __all__ = [
     "filter_probs",
     "filter_result",
     "gumbel_max_sample",
+    "gumbel_max_steps",
     "gumbel_softmax",
     "moe_route",
     "sample",
@@ -548,7 +549,7 @@ def gumbel_max_sample(
     entries of :func:`filter_probs`) or run it in a worker with ``progress``
     and ``cancelled``.  Noise is drawn in chunks of at most ``2**22`` values
     (32 MiB), so memory stays bounded; the draws do not depend on the chunk
-    size.
+    size.  It drives :func:`gumbel_max_steps`, which yields after each chunk.
 
     Args:
         logits: one 1-D row of ``V`` logits.
@@ -562,10 +563,36 @@ def gumbel_max_sample(
     Returns:
         int64 array of shape ``(n,)`` with values in ``[0, V)``.
     """
-    _one_row(logits, "gumbel_max_sample")
+    n_checked, steps = _gumbel_max_setup(logits, n, seed, knobs, "gumbel_max_sample")
+    return _drive(steps, n_checked, progress, cancelled, "Gumbel-max sampling cancelled after {done} of {total} draws")
+
+
+def gumbel_max_steps(logits: ArrayLike, n: int, seed: int, **knobs: Any) -> Generator[tuple[int, int], None, IntArray]:
+    """:func:`gumbel_max_sample` one chunk of draws at a time, as a generator.
+
+    Yields ``(done, n)`` after each chunk of draws; its return value
+    (``StopIteration.value``, or the value of ``yield from``) is the int64
+    array of draws :func:`gumbel_max_sample` returns for the same arguments,
+    bit for bit.  The arguments are checked when it is called, not at the
+    first ``next``.  Stopping early is just not asking for the next chunk.
+    """
+    return _gumbel_max_setup(logits, n, seed, knobs, "gumbel_max_steps")[1]
+
+
+def _gumbel_max_setup(
+    logits: ArrayLike, n: int, seed: int, knobs: dict[str, Any], func: str
+) -> tuple[int, Generator[tuple[int, int], None, IntArray]]:
+    """Validate the arguments of the Gumbel-max draws; return ``(n, steps)``."""
+    _one_row(logits, func)
     n = _check_count(n, "n", 0)
     rng = np.random.default_rng(_check_seed(seed))
     filtered = _filtered_row(logits, knobs)
+    return n, _gumbel_max_chunks(filtered, n, rng)
+
+
+def _gumbel_max_chunks(
+    filtered: NDArray[np.float64], n: int, rng: np.random.Generator
+) -> Generator[tuple[int, int], None, IntArray]:
     support = np.flatnonzero(filtered > 0)
     with np.errstate(all="ignore"):
         log_p = np.log(filtered[support])
@@ -575,8 +602,6 @@ def gumbel_max_sample(
     buf = np.empty(min(chunk, max(n, 1)) * s)
     done = 0
     while done < n:
-        if cancelled is not None and cancelled():
-            raise Cancelled(f"Gumbel-max sampling cancelled after {done} of {n} draws")
         r = min(chunk, n - done)
         g = buf[: r * s].reshape(r, s)
         rng.standard_exponential(out=g)
@@ -585,8 +610,7 @@ def gumbel_max_sample(
         np.subtract(log_p, g, out=g)  # log p + G with G = -log E
         out[done : done + r] = support[np.argmax(g, axis=1)]
         done += r
-        if progress is not None:
-            progress(done, n)
+        yield done, n
     return out
 
 

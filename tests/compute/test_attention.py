@@ -23,6 +23,7 @@ from compute import (
     attention_scores,
     causal_mask,
     dk_sweep,
+    dk_sweep_steps,
     entropy,
     masked_rows,
     max_pool2d,
@@ -592,6 +593,28 @@ def test_dk_sweep_progress_and_cancel():
     with pytest.raises(Cancelled):
         dk_sweep(16, [4], cancelled=lambda: True)
     assert issubclass(Cancelled, Exception)
+
+
+def test_dk_sweep_steps_yields_per_d_and_returns_the_sweep():
+    steps = dk_sweep_steps(16, [4, 8, 16, 2], seed=5, heads=2)
+    seen = []
+    while True:
+        try:
+            seen.append(next(steps))
+        except StopIteration as stop:
+            got = stop.value
+            break
+    assert seen == [(1, 4), (2, 4), (3, 4), (4, 4)]
+    expected = dk_sweep(16, [4, 8, 16, 2], seed=5, heads=2)
+    assert set(got) == set(expected) == KEYS
+    for key in expected:
+        assert got[key].dtype == expected[key].dtype and np.array_equal(got[key], expected[key])
+    with pytest.raises(ValueError):
+        dk_sweep_steps(0, [4])  # checked at the call, before any next()
+    empty = dk_sweep_steps(8, [])
+    with pytest.raises(StopIteration) as stop:
+        next(empty)
+    assert all(v.shape == (0,) for v in stop.value.value.values())
 
 
 def test_dk_sweep_validation():

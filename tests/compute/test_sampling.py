@@ -31,6 +31,7 @@ from compute.sampling import (
     filter_probs,
     filter_result,
     gumbel_max_sample,
+    gumbel_max_steps,
     gumbel_softmax,
     moe_route,
     sample,
@@ -472,6 +473,40 @@ def test_gumbel_max_chunking_progress_and_cancel(monkeypatch):
     with pytest.raises(Cancelled):
         gumbel_max_sample(ROW, 5000, 3, cancelled=cancelled)
     assert gumbel_max_sample(ROW, 0, 3).shape == (0,)
+
+
+def _run_steps(steps):
+    """Drive a steps generator by hand: (what it yielded, what it returned)."""
+    seen = []
+    while True:
+        try:
+            seen.append(next(steps))
+        except StopIteration as stop:
+            return seen, stop.value
+
+
+def test_gumbel_max_steps_returns_the_draws_of_gumbel_max_sample(monkeypatch):
+    monkeypatch.setattr(cs, "_GUMBEL_CHUNK_ELEMENTS", 64)  # 7 draws per chunk (9 tokens)
+    calls = []
+    expected = gumbel_max_sample(ROW, 50, 3, temperature=1.3, top_k=6, progress=lambda d, t: calls.append((d, t)))
+    seen, got = _run_steps(gumbel_max_steps(ROW, 50, 3, temperature=1.3, top_k=6))
+    assert got.dtype == np.int64 and np.array_equal(got, expected)
+    assert seen == calls
+    chunk = 64 // int(np.count_nonzero(filter_probs(ROW, 1.3, top_k=6)))
+    assert seen == [(min(d, 50), 50) for d in range(chunk, 50 + chunk, chunk)]
+    seen, got = _run_steps(gumbel_max_steps(ROW, 0, 3))
+    assert seen == [] and got.shape == (0,)
+
+
+def test_gumbel_max_steps_one_chunk_per_draw_and_eager_checks(monkeypatch):
+    monkeypatch.setattr(cs, "_GUMBEL_CHUNK_ELEMENTS", 1)  # one draw per chunk
+    seen, got = _run_steps(gumbel_max_steps(ROW, 6, 11))
+    assert seen == [(i, 6) for i in range(1, 7)]
+    assert np.array_equal(got, gumbel_max_sample(ROW, 6, 11))
+    with pytest.raises(ValueError):
+        gumbel_max_steps(ROW, -1, 0)  # checked at the call, before any next()
+    with pytest.raises(ValueError):
+        gumbel_max_steps(np.zeros((2, 3)), 1, 0)
 
 
 def test_gumbel_softmax_properties():
