@@ -45,10 +45,10 @@ from gui.model.scores import parse_score
 from gui.model.texts import tr
 from gui.qt import pg
 from gui.views.base import BaseView
-from gui.views.calculator import StepTable
 from gui.widgets.heatmap import Heatmap
 from gui.widgets.plot import BarChart, Plot
 from gui.widgets.sliders import ParamChoice, ParamSlider, ParamSpin, ValueSlider
+from gui.widgets.step_table import StepTable
 
 #: Matrices with more rows or columns than this are shown as block maxima.
 DISPLAY_MAX = 512
