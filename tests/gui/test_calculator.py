@@ -80,7 +80,8 @@ def test_bad_input_is_marked_red_and_the_last_good_value_kept(qtbot, make_view, 
     assert isinstance(model.data(index, Qt.ItemDataRole.BackgroundRole), QBrush)
     tip = model.data(index, Qt.ItemDataRole.ToolTipRole)
     assert "keeping the last good value 1.0" in tip
-    assert messages and "1.0" in messages[-1]
+    assert messages
+    assert "1.0" in messages[-1]
     type_into(qtbot, view, 1, VALUE, "1.25")  # a good value clears the mark
     assert lab.scores.values[1] == 1.25
     assert model.data(index, Qt.ItemDataRole.BackgroundRole) is None
@@ -114,7 +115,8 @@ def test_rows_can_be_added_removed_and_reordered(qtbot, make_view, lab):
     ed = view.editor
     ed.table.setCurrentIndex(ed.model.index(0, VALUE))
     qtbot.mouseClick(ed.buttons["add"], Qt.MouseButton.LeftButton)
-    assert len(lab.scores) == 5 and lab.scores.values[1] == 0.0
+    assert len(lab.scores) == 5
+    assert lab.scores.values[1] == 0.0
     qtbot.mouseClick(ed.buttons["down"], Qt.MouseButton.LeftButton)
     assert lab.scores.values.tolist() == [2.0, 1.0, 0.0, 0.5, -1.0]
     ed.table.setCurrentIndex(ed.model.index(0, VALUE))
@@ -125,7 +127,8 @@ def test_rows_can_be_added_removed_and_reordered(qtbot, make_view, lab):
     qtbot.mouseClick(ed.buttons["remove"], Qt.MouseButton.LeftButton)
     assert lab.scores.values.tolist() == [2.0, 1.0, 0.5, -1.0]
     settle(qtbot, view)
-    assert view.steps.rowCount() == 5 and len(view.bars.heights[0]) == 4
+    assert view.steps.rowCount() == 5
+    assert len(view.bars.heights[0]) == 4
 
 
 def test_the_last_row_cannot_be_removed(qtbot, make_view, lab):
@@ -136,14 +139,16 @@ def test_the_last_row_cannot_be_removed(qtbot, make_view, lab):
     ed = view.editor
     ed.table.selectAll()
     qtbot.mouseClick(ed.buttons["remove"], Qt.MouseButton.LeftButton)
-    assert len(lab.scores) == 2 and "at least one score" in messages[-1]
+    assert len(lab.scores) == 2
+    assert "at least one score" in messages[-1]
     ed.table.clearSelection()
     ed.table.setCurrentIndex(ed.model.index(0, VALUE))
     qtbot.mouseClick(ed.buttons["remove"], Qt.MouseButton.LeftButton)
     assert lab.scores.values.tolist() == [1.0]
     assert not ed.buttons["remove"].isEnabled()
     ed.remove_rows()
-    assert len(lab.scores) == 1 and "at least one score" in messages[-1]
+    assert len(lab.scores) == 1
+    assert "at least one score" in messages[-1]
 
 
 @pytest.mark.parametrize("index", range(5))
@@ -196,7 +201,8 @@ def test_step_table_copies_as_tsv(make_view):
     view.steps.clearSelection()
     view.steps.copy()
     lines = QGuiApplication.clipboard().text().splitlines()
-    assert len(lines) == 5 and lines[0].split("\t")[5] == "0.609"
+    assert len(lines) == 5
+    assert lines[0].split("\t")[5] == "0.609"
 
 
 def test_temperature_slider_changes_the_step_table(qtbot, make_view, lab):

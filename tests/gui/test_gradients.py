@@ -57,9 +57,11 @@ def test_target_and_column_are_clamped_to_the_row():
     row = ScoreRow()
     row.set_values([1.0, 2.0])
     r = GradientsModel(target=5, column=7).result(row)
-    assert r.target == 1 and r.column == 1  # 0-based indices of the last token
+    assert r.target == 1  # 0-based indices of the last token
+    assert r.column == 1
     r = GradientsModel(target=1, column=2).result(row)
-    assert r.target == 0 and r.column == 1
+    assert r.target == 0
+    assert r.column == 1
 
 
 def test_arrays_are_compute_to_the_bit():
@@ -111,7 +113,8 @@ def test_heatmap_shows_the_jacobian_and_a_click_picks_the_column(qtbot, make_vie
     settle(qtbot, view)
     np.testing.assert_array_equal(view.column_bars.heights[0], compute.softmax_jacobian(p)[:, 2])
     assert "Token 3" in view.column_bars._title
-    assert view.heatmap.highlight.isVisible() and view.heatmap.highlight.rect().x() == 2
+    assert view.heatmap.highlight.isVisible()
+    assert view.heatmap.highlight.rect().x() == 2
 
 
 def test_temperature_slider_fades_the_jacobian(qtbot, make_view, lab):
@@ -136,7 +139,8 @@ def test_target_smoothing_and_convention_controls(qtbot, make_view, lab):
     view.smoothing.spin.setValue(0.1)
     view.convention.combo.setCurrentIndex(1)
     view.convention.combo.activated.emit(1)
-    assert model.convention == "pytorch" and model.label_smoothing == pytest.approx(0.1)
+    assert model.convention == "pytorch"
+    assert model.label_smoothing == pytest.approx(0.1)
     settle(qtbot, view)
     p, y, g = view.ce_bars.heights
     np.testing.assert_allclose(y, [0.025, 0.025, 0.025, 0.925])
@@ -145,7 +149,8 @@ def test_target_smoothing_and_convention_controls(qtbot, make_view, lab):
     assert loss == pytest.approx(-np.sum(y * np.log(p)), abs=1e-4)
     lab.scores.set_values([1.0, 0.0])  # fewer tokens: the target follows
     settle(qtbot, view)
-    assert view.target.count() == 2 and view.target.currentIndex() == 1
+    assert view.target.count() == 2
+    assert view.target.currentIndex() == 1
 
 
 def test_non_finite_scores_draw_without_errors(qtbot, make_view, lab):

@@ -49,7 +49,8 @@ def test_readouts_at_t1_against_scipy():
     r = LogDomainModel().result(row(DEFAULT))
     assert r.lse == pytest.approx(scipy_lse(DEFAULT), rel=1e-15)
     assert (r.max, r.min, r.k) == (2.0, -1.0, 4)
-    assert r.max_log_k == 2.0 + math.log(4) and r.min_log_k == -1.0 - math.log(4)
+    assert r.max_log_k == 2.0 + math.log(4)
+    assert r.min_log_k == -1.0 - math.log(4)
     assert r.max <= r.lse <= r.max_log_k
     assert r.softmin == pytest.approx(-scipy_lse(-np.array(DEFAULT)), rel=1e-15)
     assert r.min_log_k <= r.softmin <= r.min
@@ -72,7 +73,8 @@ def test_curves_against_scipy_at_every_temperature():
     # the 2-D pass gives the bits of one call per T, and the marker sits on the curve
     assert np.array_equal(c.smooth_max, [float(compute.smooth_max(DEFAULT, t)) for t in CURVE_T])
     assert r.smooth_max_t == float(compute.smooth_max(DEFAULT, 0.3))
-    assert c.smooth_max[0] == 2.0 and c.smooth_min[0] == -1.0  # T = 0.01: the max and min themselves
+    assert c.smooth_max[0] == 2.0  # T = 0.01: the max and min themselves
+    assert c.smooth_min[0] == -1.0
 
 
 @settings(max_examples=60, deadline=None)
@@ -80,9 +82,11 @@ def test_curves_against_scipy_at_every_temperature():
 def test_bounds_hold_for_every_temperature(x):
     c = LogDomainModel().lse_curves(x)
     slack = 1e-12 * (1 + np.abs(c.max_hi))
-    assert np.all(c.max_lo <= c.smooth_max) and np.all(c.smooth_max <= c.max_hi + slack)
+    assert np.all(c.max_lo <= c.smooth_max)
+    assert np.all(c.smooth_max <= c.max_hi + slack)
     slack = 1e-12 * (1 + np.abs(c.min_lo))
-    assert np.all(c.min_lo - slack <= c.smooth_min) and np.all(c.smooth_min <= c.min_hi)
+    assert np.all(c.min_lo - slack <= c.smooth_min)
+    assert np.all(c.smooth_min <= c.min_hi)
 
 
 def test_curves_are_cached_on_the_scores():
@@ -93,7 +97,8 @@ def test_curves_are_cached_on_the_scores():
     assert model.result(scores).curves is first  # T does not change the curves
     scores.set_value(0, 3.0)
     again = model.result(scores).curves
-    assert again is not first and again.max_lo[0] == 3.0
+    assert again is not first
+    assert again.max_lo[0] == 3.0
 
 
 @settings(max_examples=60, deadline=None)
@@ -133,8 +138,10 @@ def test_float32_loses_digits_first():
     expected32 = np.log(compute.softmax(np.float32([20, 10, 5, -10])))
     assert np.array_equal(t.naive32, expected32.astype(np.float64))
     lost = LogTable.lost_digits(t.naive32, t.stable)
-    assert lost.tolist() == [True, False, False, False] and t.rel32[0] > 1e-4
-    assert not LogTable.lost_digits(t.naive64, t.stable).any() and np.all(t.rel64 <= DIGIT_LOSS)
+    assert lost.tolist() == [True, False, False, False]
+    assert t.rel32[0] > 1e-4
+    assert not LogTable.lost_digits(t.naive64, t.stable).any()
+    assert np.all(t.rel64 <= DIGIT_LOSS)
     # spread 30: the smallest float32 weight e^-120 is below float32's range, float64's is not
     t = LogDomainModel(spread=30.0).result(row(DEFAULT + [-2.0])).log_table
     assert LogTable.underflowed(t.naive32, t.stable).tolist() == [False, False, False, False, True]
@@ -154,13 +161,15 @@ def test_minus_inf_appears_exactly_where_the_float64_weight_underflows(x, spread
 
 def test_sigmoid_is_two_class_softmax():
     s = LogDomainModel().result(row(DEFAULT)).sigmoid
-    assert s.d[0] == -SIGMOID_HALF_WIDTH and s.d[-1] == SIGMOID_HALF_WIDTH
+    assert s.d[0] == -SIGMOID_HALF_WIDTH
+    assert s.d[-1] == SIGMOID_HALF_WIDTH
     assert np.max(np.abs(s.difference)) < 1e-15
     np.testing.assert_allclose(s.sigmoid, sps.expit(s.d), rtol=1e-15, atol=0)
     with np.errstate(all="ignore"):
         assert np.max(np.abs(s.naive_difference)) <= 2.3e-16  # rounding only
     # the first two scores of a longer row
-    assert s.pair == (2.0, 1.0) and s.pair_d == 1.0
+    assert s.pair == (2.0, 1.0)
+    assert s.pair_d == 1.0
     assert s.pair_sigmoid == float(compute.sigmoid(1.0)) == pytest.approx(1 / (1 + math.exp(-1)))
     assert abs(s.pair_difference) < 1e-15
 
@@ -168,11 +177,15 @@ def test_sigmoid_is_two_class_softmax():
 def test_sigmoid_panel_edges():
     model = LogDomainModel()
     one = model.result(row([3.0])).sigmoid
-    assert one.pair is None and math.isnan(one.pair_d) and math.isnan(one.pair_difference)
+    assert one.pair is None
+    assert math.isnan(one.pair_d)
+    assert math.isnan(one.pair_difference)
     wide = model.result(row([30.0, -10.0])).sigmoid  # d = 40: the grid widens to show it
-    assert wide.d[-1] >= 40.0 and wide.pair_sigmoid == pytest.approx(1.0)
+    assert wide.d[-1] >= 40.0
+    assert wide.pair_sigmoid == pytest.approx(1.0)
     huge = model.result(row([1e308, -1e308])).sigmoid  # d overflows to inf: no widening
-    assert huge.d[-1] == SIGMOID_HALF_WIDTH and math.isinf(huge.pair_d)
+    assert huge.d[-1] == SIGMOID_HALF_WIDTH
+    assert math.isinf(huge.pair_d)
     far = model.result(row([1e9, 0.0])).sigmoid
     assert far.d[-1] == SIGMOID_MAX_HALF_WIDTH
 
@@ -192,7 +205,9 @@ def test_arrays_columns_and_parameters():
     assert a["log_softmax_table"].rows == ("Token 1", "Token 2", "Token 3", "Token 4")
     assert np.array_equal(a["log_softmax_table"].data[:, 1], compute.log_softmax(3.0 * np.array(DEFAULT)))
     summary = dict(zip(a["summary"].columns, a["summary"].data[0]))
-    assert summary["temperature"] == 0.5 and summary["spread"] == 3.0 and summary["K"] == 4
+    assert summary["temperature"] == 0.5
+    assert summary["spread"] == 3.0
+    assert summary["K"] == 4
     assert summary["smooth_max_at_T"] == float(compute.smooth_max(DEFAULT, 0.5))
     assert LogDomainModel.name == "log-domain"
     with pytest.raises(ValueError, match="between 1 and 1000"):
@@ -264,7 +279,8 @@ def test_curves_and_readouts_show_lse_between_its_bounds(qtbot, view, lab):
     assert out["logdomain.readout.max_log_k"].text() == f"{2 + math.log(4):.3f}"
     assert out["logdomain.readout.min_bounds"].text() == f"{-1 - math.log(4):.3f} … -1.000"
     lo, hi = view.lse.getPlotItem().getViewBox().viewRange()[1]
-    assert lo < -1.0 - math.log(4) and hi > 2.0 + math.log(4)  # both bounds at T = 1 are in view
+    assert lo < -1.0 - math.log(4)  # both bounds at T = 1 are in view
+    assert hi > 2.0 + math.log(4)
     assert "T = " in view.lse.describe(1.0, 2.0)
 
 
@@ -283,7 +299,8 @@ def test_spread_slider_fills_the_table_with_minus_inf(qtbot, view, lab):
     assert table.item(3, 2).background().color().name() != table.item(3, 1).background().color().name()
     view.spread.spin.setValue(10.0)
     settle(qtbot, view)
-    assert table.flags(0, 3) == "lost" and table.flags(0, 2) == ""
+    assert table.flags(0, 3) == "lost"
+    assert table.flags(0, 2) == ""
     assert table.item(0, 3).text() != table.item(0, 1).text()
     # the spread is this panel's only: the curves and the gradient bars did not move
     assert view.lse.markers.yData[0] == float(compute.smooth_max(DEFAULT, 1.0))
@@ -300,7 +317,8 @@ def test_sigmoid_panel_marks_the_first_two_scores(qtbot, view, lab):
     lab.scores.set_values([4.0])
     settle(qtbot, view)
     assert view.readouts["logdomain.readout.sigmoid"].text() == "needs two scores"
-    assert points(view.sigmoid.marker) == 0 and not view.sigmoid.now_line.isVisible()
+    assert points(view.sigmoid.marker) == 0
+    assert not view.sigmoid.now_line.isVisible()
     lab.scores.set_values([30.0, -5.0, 0.0])
     settle(qtbot, view)
     assert view.sigmoid.marker.xData.tolist() == [35.0]
@@ -352,10 +370,12 @@ def test_headless_export_subprocess(tmp_path):
     result = run_main("export", "--view", "log-domain", "--scores", "2,1,0.5,-1", "--temperature", "0.5",
                       "--spread", "1000", "--out", str(out))
     assert result.returncode == 0, result.stderr
-    assert (out / "log-domain_lse.png").exists() and (out / "log-domain_sigmoid_diff.svg").exists()
+    assert (out / "log-domain_lse.png").exists()
+    assert (out / "log-domain_sigmoid_diff.svg").exists()
     data = read_npz(out / "log-domain.npz")
     expected = LogDomainModel(temperature=0.5, spread=1000.0).arrays(row(DEFAULT))
     for key, a in expected.items():
         assert np.array_equal(data[key], a.data, equal_nan=True)
     bad = run_main("export", "--view", "temperature", "--spread", "5", "--out", str(tmp_path / "x"))
-    assert bad.returncode == 2 and "does not apply to the temperature view" in bad.stderr
+    assert bad.returncode == 2
+    assert "does not apply to the temperature view" in bad.stderr

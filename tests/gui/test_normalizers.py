@@ -41,14 +41,17 @@ def test_softmax_is_the_only_method_with_every_property():
 def test_close_scores_leave_sparsemax_and_entmax_without_zeros():
     """The table is measured, not typed in: sparsemax only zeroes scores far below the top."""
     t = table(result_for([0.3, 0.2, 0.1]))
-    assert all(t["softmax"].values()) and all(t["sparsemax"].values()) and all(t["entmax"].values())
+    assert all(t["softmax"].values())
+    assert all(t["sparsemax"].values())
+    assert all(t["entmax"].values())
 
 
 def test_negative_score_gives_linear_a_negative_weight():
     r = result_for([3.0, -1.0, 2.0])
     assert r.weights_of("linear").tolist() == [0.75, -0.25, 0.5]
     t = table(r)
-    assert not t["linear"]["nonnegative"] and t["linear"]["sums_to_one"]
+    assert not t["linear"]["nonnegative"]
+    assert t["linear"]["sums_to_one"]
     assert not t["linear"]["shift_invariant"]  # [4, 0, 3] / 7 differs
     assert t["softmax"]["nonnegative"]
 
@@ -61,8 +64,10 @@ def test_zero_sum_makes_linear_nan():
 
 def test_hardmax_has_no_useful_gradient_and_ties_share():
     t = table(result_for([2.0, 1.0, 0.0]))
-    assert not t["hardmax"]["differentiable"] and not t["hardmax"]["all_positive"]
-    assert t["sigmoid"]["differentiable"] and not t["sigmoid"]["sums_to_one"]
+    assert not t["hardmax"]["differentiable"]
+    assert not t["hardmax"]["all_positive"]
+    assert t["sigmoid"]["differentiable"]
+    assert not t["sigmoid"]["sums_to_one"]
     assert result_for([1.0, 3.0, 3.0]).weights_of("hardmax").tolist() == [0.0, 0.5, 0.5]
 
 
@@ -70,7 +75,8 @@ def test_sparsemax_zeros_and_kinks_are_measured():
     r = result_for([10.0, 0.0, -10.0])
     assert r.weights_of("sparsemax").tolist() == [1.0, 0.0, 0.0]
     t = table(r)
-    assert not t["sparsemax"]["all_positive"] and t["sparsemax"]["sums_to_one"]
+    assert not t["sparsemax"]["all_positive"]
+    assert t["sparsemax"]["sums_to_one"]
     assert t["sparsemax"]["shift_invariant"]
 
 
@@ -93,7 +99,8 @@ def test_arrays_are_compute_to_the_bit():
     a = NormalizersModel(alpha=1.7).arrays(row)
     x = row.values
     w = a["weights"].data
-    assert a["weights"].columns == METHODS and a["weights"].rows == row.labels
+    assert a["weights"].columns == METHODS
+    assert a["weights"].rows == row.labels
     assert np.array_equal(w[:, 0], compute.softmax(x))
     assert np.array_equal(w[:, METHODS.index("entmax")], compute.entmax(x, 1.7))
     assert np.array_equal(w[:, METHODS.index("sparsemax")], compute.sparsemax(x))

@@ -64,10 +64,13 @@ def test_float16_naive_overflows_exactly_past_threshold_over_max():
     fine = result_for(scale=at)
     i, j = DTYPES.index("float16"), METHODS.index("naive")
     assert fine.break_scale[i] == at == pytest.approx(5.543, abs=1e-3)
-    assert np.all(np.isfinite(fine.weights[i, j])) and fine.nan_count[i, j] == 0
+    assert np.all(np.isfinite(fine.weights[i, j]))
+    assert fine.nan_count[i, j] == 0
     broken = result_for(scale=past)
-    assert broken.nan_count[i, j] == 1 and broken.zero_count[i, j] == 3  # inf/inf and finite/inf
-    assert math.isnan(broken.max_error[i, j]) and math.isnan(broken.sum_error[i, j])
+    assert broken.nan_count[i, j] == 1  # inf/inf
+    assert broken.zero_count[i, j] == 3  # finite/inf
+    assert math.isnan(broken.max_error[i, j])
+    assert math.isnan(broken.sum_error[i, j])
     for k, m in enumerate(METHODS):  # the shifted formulas and the wider formats survive
         if m != "naive":
             assert broken.nan_count[i, k] == 0
@@ -81,8 +84,10 @@ def test_counts_and_errors_at_a_large_scale():
     # 200 and 100 in bfloat16 (88.5) and float32 (88.72)
     assert r.nan_count[:, naive].tolist() == [3, 2, 2, 0]
     f64 = DTYPES.index("float64")
-    assert r.nan_count[f64].tolist() == [0, 0, 0] and r.inf_count.sum() == 0
-    assert r.max_error[f64].max() < 1e-15 and r.sum_error[f64].max() < 1e-15
+    assert r.nan_count[f64].tolist() == [0, 0, 0]
+    assert r.inf_count.sum() == 0
+    assert r.max_error[f64].max() < 1e-15
+    assert r.sum_error[f64].max() < 1e-15
     shifted16 = r.cell("float16", "max_shifted")
     assert shifted16.tolist() == [1.0, 0.0, 0.0, 0.0]  # e^-100 is below float16's smallest subnormal
     assert r.zero_count[DTYPES.index("float16"), METHODS.index("max_shifted")] == 3
@@ -102,9 +107,11 @@ def test_thresholds_and_the_break_scale():
     assert r.lowest.tolist() == [compute.lowest_finite(d) for d in DTYPES]
     np.testing.assert_array_equal(r.break_scale, r.overflow / 2.0)
     np.testing.assert_array_equal(r.curve_top, 2.0 * r.curve_scale)
-    assert r.curve_scale[0] == 1.0 and r.curve_scale[-1] == pytest.approx(1000.0)
+    assert r.curve_scale[0] == 1.0
+    assert r.curve_scale[-1] == pytest.approx(1000.0)
     negative = result_for([-1.0, -2.0])
-    assert np.isnan(negative.break_scale).all() and np.isnan(negative.curve_top).all()
+    assert np.isnan(negative.break_scale).all()
+    assert np.isnan(negative.curve_top).all()
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -125,7 +132,9 @@ def test_masking_outcomes_per_format():
     for i, d in enumerate(DTYPES):
         for k in range(len(MASK_NAMES)):
             w = partial.mask_weights[i, k]
-            assert w[2] == 0 and w[3] == 0 and w[0] > w[1] > 0, (d, MASK_NAMES[k])
+            assert w[2] == 0, (d, MASK_NAMES[k])
+            assert w[3] == 0, (d, MASK_NAMES[k])
+            assert w[0] > w[1] > 0, (d, MASK_NAMES[k])
     full = result_for(method="max_shifted", masked=(0, 1, 2, 3))
     col = {name: k for k, name in enumerate(MASK_NAMES)}
     for i, d in enumerate(DTYPES):
@@ -142,7 +151,8 @@ def test_sum_errors_stay_within_an_eps_and_renormalising_does_not_help():
     s = sum_errors(64, 0)
     assert s.plain.shape == s.renormalised.shape == (SUM_ROWS,)
     assert s.counts_plain.sum() == s.counts_renormalised.sum() == SUM_ROWS
-    assert s.edges[0] == 0 and s.edges[-1] >= max(s.plain.max(), s.renormalised.max()) / EPS32
+    assert s.edges[0] == 0
+    assert s.edges[-1] >= max(s.plain.max(), s.renormalised.max()) / EPS32
     for errors in (s.plain, s.renormalised):
         assert errors.max() < 2 * EPS32  # far below a few eps times the length
         assert 0.1 * EPS32 < errors.mean() < 0.5 * EPS32
@@ -164,7 +174,8 @@ def test_sum_errors_are_cached_on_length_and_seed():
     assert model.sum_errors() is first
     model.length = 10
     second = model.sum_errors()
-    assert second is not first and second.length == 10
+    assert second is not first
+    assert second.length == 10
     model.seed = 5
     assert model.sum_errors().seed == 5
 
@@ -207,7 +218,8 @@ def test_session_keeps_the_parameters_but_not_the_mask(tmp_path):
     other = Lab()
     other.restore(Session.load(tmp_path / "s.json"))
     o = other.models["precision"]
-    assert o.to_dict() == m.to_dict() and o.masked == ()
+    assert o.to_dict() == m.to_dict()
+    assert o.masked == ()
     with pytest.raises(ValueError, match="between 1 and 1000"):
         o.set_param("scale", 0.5)
     with pytest.raises(ValueError, match="one of"):
@@ -236,7 +248,8 @@ def test_scale_slider_breaks_naive_float16_in_the_table_and_the_plot(qtbot, make
     assert model.scale == pytest.approx(10**0.9)
     settle(qtbot, view)
     text = cell(view, "float16", "naive")  # only the top logit passes 11.09: inf / inf
-    assert text.startswith("NaN 0 0 0") and "NaN 1 · inf 0 · zero 3" in text
+    assert text.startswith("NaN 0 0 0")
+    assert "NaN 1 · inf 0 · zero 3" in text
     assert cell(view, "float32", "naive").startswith("1 0.000355 6.69e-06 4.47e-11")
     view.scale.spin.setValue(10.0)
     settle(qtbot, view)
@@ -246,10 +259,12 @@ def test_scale_slider_breaks_naive_float16_in_the_table_and_the_plot(qtbot, make
     assert view.overflow.marker.xData.tolist() == pytest.approx([10.0])
     assert view.overflow.marker.yData.tolist() == pytest.approx([20.0])
     xs, ys = view.overflow.curve.xData, view.overflow.curve.yData  # the data, not its logs
-    assert xs[0] == 1.0 and ys[-1] == pytest.approx(2000.0)
+    assert xs[0] == 1.0
+    assert ys[-1] == pytest.approx(2000.0)
     assert view.overflow.crossing.xData.tolist() == pytest.approx([compute.overflow_threshold("float16") / 2])
     tooltip = view.grid.item(f16, METHODS.index("naive")).toolTip()
-    assert "Token 1: NaN\nToken 2: 0.0" in tooltip and "softmax: NaN" in tooltip
+    assert "Token 1: NaN\nToken 2: 0.0" in tooltip
+    assert "softmax: NaN" in tooltip
 
 
 def test_clicking_a_grid_cell_selects_format_and_formula(qtbot, make_view, lab):
@@ -260,7 +275,8 @@ def test_clicking_a_grid_cell_selects_format_and_formula(qtbot, make_view, lab):
     assert (model.dtype, model.method) == ("bfloat16", "log_sum_exp")
     settle(qtbot, view)
     assert view.grid.selected == (r, c)
-    assert view.dtype.combo.currentIndex() == r and view.method.combo.currentIndex() == c
+    assert view.dtype.combo.currentIndex() == r
+    assert view.method.combo.currentIndex() == c
     assert view.readouts["readout.precision.overflow"].text() == "88.5"
     assert view.mask_table.selected == (r, MASK_NAMES.index(model.mask_value))
 
@@ -275,11 +291,14 @@ def test_mask_checkboxes_and_the_mask_table(qtbot, make_view, lab):
     f16 = DTYPES.index("float16")
     assert view.mask_table.texts()[f16] == ["zero 1"] * len(MASK_NAMES)
     detail = view.mask_detail.text()
-    assert detail.startswith("float16, −1e9, masked Token 4: ") and detail.endswith(" 0")
+    assert detail.startswith("float16, −1e9, masked Token 4: ")
+    assert detail.endswith(" 0")
     weights = lab.models["precision"].result(lab.scores).mask_weights[f16, MASK_NAMES.index("minus_1e9")]
-    assert weights[3] == 0 and detail.split(": ")[1].split()[0] == f"{weights[0]:.3g}"
+    assert weights[3] == 0
+    assert detail.split(": ")[1].split()[0] == f"{weights[0]:.3g}"
     qtbot.mouseClick(view.mask_all, Qt.MouseButton.LeftButton)
-    assert model.masked == (0, 1, 2, 3) and all(b.isChecked() for b in view.mask_boxes)
+    assert model.masked == (0, 1, 2, 3)
+    assert all(b.isChecked() for b in view.mask_boxes)
     settle(qtbot, view)
     rows = view.mask_table.texts()
     assert rows[f16][MASK_NAMES.index("minus_1e9")] == "NaN 4"
@@ -292,7 +311,8 @@ def test_mask_checkboxes_and_the_mask_table(qtbot, make_view, lab):
                      pos=view.mask_table.click_cell(DTYPES.index("float32"), k))
     assert (model.dtype, model.mask_value) == ("float32", "minus_1e4")
     qtbot.mouseClick(view.mask_clear, Qt.MouseButton.LeftButton)
-    assert model.masked == () and not any(b.isChecked() for b in view.mask_boxes)
+    assert model.masked == ()
+    assert not any(b.isChecked() for b in view.mask_boxes)
     lab.scores.set_values([1.0, 2.0])  # fewer tokens: fewer boxes
     settle(qtbot, view)
     assert [b.text() for b in view.mask_boxes] == ["Token 1", "Token 2"]
@@ -303,11 +323,13 @@ def test_length_and_seed_redraw_the_histogram(qtbot, make_view, lab):
     model = lab.models["precision"]
     first = view.sum_plot.errors
     xs, ys = view.sum_plot.plain.getData()
-    assert len(xs) == len(ys) + 1 and ys.sum() == SUM_ROWS
+    assert len(xs) == len(ys) + 1
+    assert ys.sum() == SUM_ROWS
     view.length.setValue(16)
     assert model.length == 16
     settle(qtbot, view)
-    assert view.sum_plot.errors is not first and view.sum_plot.errors.length == 16
+    assert view.sum_plot.errors is not first
+    assert view.sum_plot.errors.length == 16
     s = model.sum_errors()
     assert view.readouts["readout.precision.sum_plain"].text() == (
         f"mean {s.plain.mean() / EPS32:.3f} ε, max {s.plain.max() / EPS32:.3f} ε")

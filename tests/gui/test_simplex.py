@@ -64,7 +64,8 @@ def test_map_works_on_arrays_and_outside_points_get_negative_weights():
     p = np.array([[0.2, 0.3, 0.5], [1.0, 0.0, 0.0]])
     assert to_xy(p).shape == (2, 2)
     np.testing.assert_allclose(from_xy(to_xy(p)), p, atol=1e-15)
-    assert from_xy((-0.1, 0.0))[1] > 1 and from_xy((-0.1, 0.0)).min() < 0
+    assert from_xy((-0.1, 0.0))[1] > 1
+    assert from_xy((-0.1, 0.0)).min() < 0
 
 
 # -- dragging: the inverse map ---------------------------------------------------------------
@@ -81,7 +82,8 @@ def test_inverse_map_gives_p_back_and_keeps_the_mean(p, old, t):
 
 def test_inverse_map_clamps_into_the_triangle():
     p = project([1.0, 0.0, 0.0])
-    assert p.min() >= P_MIN * (1 - 1e-12) and p.sum() == pytest.approx(1.0)
+    assert p.min() >= P_MIN * (1 - 1e-12)
+    assert p.sum() == pytest.approx(1.0)
     s = scores_for(from_xy((-0.5, -0.5)), [0.0, 0.0, 0.0], 1.0)  # far outside: still finite scores
     assert np.all(np.isfinite(s))
     assert np.all(compute.softmax(s) >= P_MIN * (1 - 1e-9))
@@ -93,7 +95,8 @@ def test_inverse_map_clamps_into_the_triangle():
 
 def test_temperature_path_runs_from_the_top_corner_to_the_centre():
     r = SimplexModel().result(row(1.0, 2.0, 0.5))
-    assert r.path_t[0] == 0.01 and r.path_t[-1] == 100.0
+    assert r.path_t[0] == 0.01
+    assert r.path_t[-1] == 100.0
     assert np.hypot(*(r.path_xy[0] - CORNERS[1])) < 1e-12  # token 2 has the top score
     assert np.hypot(*(r.path_xy[-1] - CENTRE)) < 0.01
     # one 2-D pass gives the same bits as one softmax call per T
@@ -107,7 +110,8 @@ def test_point_is_softmax_at_t_and_lies_on_the_path():
     np.testing.assert_array_equal(r.p, compute.softmax(np.array([2.0, 1.0, 0.5]), temperature=PATH_T[100]))
     np.testing.assert_allclose(r.xy, r.path_xy[100], atol=1e-15)
     assert r.entropy == compute.entropy(r.p)
-    assert r.n_scores == 4 and r.labels == ("Token 1", "Token 2", "Token 3")
+    assert r.n_scores == 4
+    assert r.labels == ("Token 1", "Token 2", "Token 3")
 
 
 def test_shift_invariance():
@@ -124,9 +128,11 @@ def test_sparsemax_and_entmax_land_on_the_boundary_with_exact_zeros():
     r = model.result(row(5.0, 0.0, -5.0))
     assert r.sparsemax.tolist() == [1.0, 0.0, 0.0]
     np.testing.assert_allclose(r.sparsemax_xy, CORNERS[0], atol=1e-15)
-    assert r.entmax[2] == 0.0 and r.p.min() > 0  # softmax never reaches the boundary
+    assert r.entmax[2] == 0.0
+    assert r.p.min() > 0  # softmax never reaches the boundary
     r = model.result(row(1.0, 0.8, -3.0))
-    assert r.sparsemax[2] == 0.0 and r.sparsemax[0] == pytest.approx(0.6)
+    assert r.sparsemax[2] == 0.0
+    assert r.sparsemax[0] == pytest.approx(0.6)
     assert abs(from_xy(r.sparsemax_xy)[2]) < 1e-12  # on the edge between tokens 1 and 2
     # applied to s / T, like softmax
     model.set_param("temperature", 4.0)
@@ -175,7 +181,8 @@ def test_kl_grid_and_contours():
     assert r.kl_pq == pytest.approx(float(np.sum(r.p * np.log(r.p / r.q))))
     assert kl_divergence(r.q, r.q) == pytest.approx(0.0, abs=1e-15)
     assert kl_divergence([1.0, 0.0, 0.0], r.q) == pytest.approx(-math.log(0.6))  # 0 log 0 = 0
-    assert set(np.unique(r.kl_levels)) <= set(KL_LEVELS) and len(r.kl_levels) > 50
+    assert set(np.unique(r.kl_levels)) <= set(KL_LEVELS)
+    assert len(r.kl_levels) > 50
     ends = r.kl_segments.reshape(-1, 2)
     assert np.all(from_xy(ends) > -1e-12)  # the contours stay inside the triangle
     kl_at_ends = kl_divergence(from_xy(ends).clip(0, 1), r.q)
@@ -193,10 +200,13 @@ def test_fewer_than_three_scores_compute_nothing_to_draw():
     model = SimplexModel(show_kl=True)
     for values in ([1.0], [1.0, 2.0]):
         r = model.result(row(*values))
-        assert not r.ok and len(r.path_xy) == 0 and len(r.arrow_segments) == 0
+        assert not r.ok
+        assert len(r.path_xy) == 0
+        assert len(r.arrow_segments) == 0
         assert np.isnan(r.p).all()
         arrays = model.arrays(row(*values))
-        assert arrays["path"].data.shape == (0, 6) and "kl_grid" not in arrays
+        assert arrays["path"].data.shape == (0, 6)
+        assert "kl_grid" not in arrays
 
 
 @pytest.mark.parametrize("values", [[np.inf, 1.0, 0.0], [-np.inf, 1.0, 0.0], [np.nan, 1.0, 0.0]])
@@ -262,7 +272,8 @@ def test_opens_with_the_point_where_softmax_puts_it(view, lab):
     np.testing.assert_array_equal(drawn_point(view), expected_point(lab))
     assert [s.value() for s in view.sliders] == [2.0, 1.0, 0.5]
     assert view.readouts["readout.simplex.p"].text() == "(0.629, 0.231, 0.140)"
-    assert not view.note.isVisible() and not view.add_scores.isVisible()
+    assert not view.note.isVisible()
+    assert not view.add_scores.isVisible()
     texts = [t.toPlainText() for t in view.triangle.corner_texts]
     assert texts == ["Token 1\n(1, 0, 0)", "Token 2\n(0, 1, 0)", "Token 3\n(0, 0, 1)"]
     x, _ = view.triangle.path.getData()
@@ -392,7 +403,9 @@ def test_hover_says_the_weights_under_the_mouse(qtbot, view):
 def test_a_longer_row_shows_the_first_three_note(qtbot, view, lab):
     lab.scores.set_values([2.0, 1.0, 0.5, -1.0, 3.0])
     settle(qtbot, view)
-    assert view.note.isVisible() and "first three" in view.note.text() and "5" in view.note.text()
+    assert view.note.isVisible()
+    assert "first three" in view.note.text()
+    assert "5" in view.note.text()
     np.testing.assert_array_equal(drawn_point(view), expected_point(lab))
 
 
@@ -401,16 +414,20 @@ def test_two_scores_offer_to_add_a_third(qtbot, view, lab):
 
     lab.scores.set_values([2.0, 1.0])
     settle(qtbot, view)
-    assert view.add_scores.isVisible() and "needs three" in view.note.text()
-    assert len(drawn_point(view)) == 0 and len(xs(view.triangle.path)) == 0
-    assert not view.sliders[2].isEnabled() and not view.shift.isEnabled()
+    assert view.add_scores.isVisible()
+    assert "needs three" in view.note.text()
+    assert len(drawn_point(view)) == 0
+    assert len(xs(view.triangle.path)) == 0
+    assert not view.sliders[2].isEnabled()
+    assert not view.shift.isEnabled()
     assert view.readouts["readout.simplex.p"].text() == "–"
     drag(qtbot, view, [0.4, 0.3, 0.3], [0.2, 0.2, 0.6])  # nothing to drag: nothing happens
     assert lab.scores.values.tolist() == [2.0, 1.0]
     qtbot.mouseClick(view.add_scores, Qt.MouseButton.LeftButton)
     assert lab.scores.values.tolist() == [2.0, 1.0, 0.0]
     settle(qtbot, view)
-    assert not view.add_scores.isVisible() and view.sliders[2].isEnabled()
+    assert not view.add_scores.isVisible()
+    assert view.sliders[2].isEnabled()
     np.testing.assert_array_equal(drawn_point(view), expected_point(lab))
 
 
@@ -494,4 +511,5 @@ def test_headless_export(tmp_path):
     expected = SimplexModel(temperature=0.5, arrows=2).arrays(row(2.0, 1.0, 0.5))
     for key, a in expected.items():
         assert np.array_equal(data[key], a.data, equal_nan=True), key
-    assert (tmp_path / "simplex_triangle.png").exists() and (tmp_path / "simplex_triangle.svg").exists()
+    assert (tmp_path / "simplex_triangle.png").exists()
+    assert (tmp_path / "simplex_triangle.svg").exists()

@@ -68,7 +68,8 @@ def test_ratio_readout_is_exp_gap_over_t(qtbot, view):
     settle(qtbot, view)
     text = view.readouts["readout.ratio"].text()
     ratio = math.exp(2.1 / 0.5)
-    assert text.startswith(f"{ratio:.3f}") and text.endswith(f"{ratio:.3f}")
+    assert text.startswith(f"{ratio:.3f}")
+    assert text.endswith(f"{ratio:.3f}")
     assert "e^(2.100 / 0.5)" in text
 
 
@@ -127,7 +128,8 @@ def test_special_scores_draw_without_errors(qtbot, view, lab, values):
         assert curve is None or len(curve) == 0
         assert view.entropy.marker.xData is None or len(view.entropy.marker.xData) == 0
     else:
-        assert len(curve) == len(CURVE_T) and np.isfinite(curve).all()
+        assert len(curve) == len(CURVE_T)
+        assert np.isfinite(curve).all()
 
 
 def test_gap_beyond_the_slider_travel_still_shows_its_value(qtbot, view, lab):
