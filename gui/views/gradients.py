@@ -8,7 +8,6 @@ import numpy as np
 from PySide6.QtWidgets import QComboBox, QGridLayout, QHBoxLayout, QLabel, QWidget
 from superqt.utils import signals_blocked
 
-from gui import theme as themes
 from gui.binding import connect_while_alive
 from gui.format import fmt
 from gui.model.gradients import GradientsModel
@@ -26,7 +25,6 @@ class SaturationPlot(TemperatureCurve):
     def __init__(self):
         super().__init__(tr("gradients.saturation.title"), y_label=tr("gradients.saturation.y"),
                          describe_y="max |∂α/∂s|")
-        self.apply_theme(themes.current())
 
     def set_curve(self, t: np.ndarray, y: np.ndarray, t_now: float, y_now: float) -> None:
         super().set_curve(t, y, t_now, y_now)

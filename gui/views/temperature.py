@@ -23,17 +23,17 @@ class EntropyPlot(TemperatureCurve):
 
     def __init__(self):
         super().__init__(tr("plot.entropy.title"), y_label=tr("plot.entropy.y"), describe_y="H")
+
+    def create_items(self, item: pg.PlotItem) -> None:
+        super().create_items(item)
         label_opts = {"anchors": [(0, 1), (0, 1)]}
         self.cold = pg.InfiniteLine(angle=0, movable=False, label="", labelOpts={**label_opts, "position": 0.02})
         self.hot = pg.InfiniteLine(angle=0, movable=False, label="", labelOpts={**label_opts, "position": 0.45})
         for line in (self.cold, self.hot):
-            self.getPlotItem().addItem(line, ignoreBounds=True)
-        self.apply_theme(themes.current())
+            item.addItem(line, ignoreBounds=True)
 
     def theme_changed(self, theme: themes.Theme) -> None:
         super().theme_changed(theme)
-        if not hasattr(self, "hot"):
-            return
         for line in (self.cold, self.hot):
             line.setPen(pg.mkPen(theme.muted, width=1, style=pg.QtCore.Qt.PenStyle.DotLine))
             line.label.setColor(theme.muted)
