@@ -92,8 +92,12 @@ class SimplexPlot(Plot):
     """The triangle and everything drawn on it; it only draws a SimplexResult."""
 
     def __init__(self, on_drag, on_click):
+        self._on_drag, self._on_click = on_drag, on_click
         super().__init__(tr("plot.simplex.title"))
-        item = self.getPlotItem()
+        self.describe = lambda x, y: ""
+
+    def create_items(self, item: pg.PlotItem) -> None:
+        super().create_items(item)
         item.showGrid(x=False, y=False)
         item.hideAxis("left")
         item.hideAxis("bottom")
@@ -141,14 +145,10 @@ class SimplexPlot(Plot):
             item.addItem(text, ignoreBounds=True)
             self.iso_texts.append(text)
 
-        self.area = TriangleArea(on_drag, on_click)
+        self.area = TriangleArea(self._on_drag, self._on_click)
         item.addItem(self.area, ignoreBounds=True)
-        self.describe = lambda x, y: ""
-        self.apply_theme(themes.current())
 
     def theme_changed(self, theme: themes.Theme) -> None:
-        if not hasattr(self, "area"):
-            return
         dot = pg.QtCore.Qt.PenStyle.DotLine
         self.outline.setPen(pg.mkPen(theme.foreground, width=1.5))
         self.iso.setPen(pg.mkPen(theme.muted, width=1, style=dot))
