@@ -29,7 +29,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from compute.sampling import (  # noqa: E402
+from compute import (  # noqa: E402
     filter_probs,
     gumbel_max_sample,
     sample,

@@ -18,7 +18,7 @@ CuPy dispatch (the public functions accept CuPy arrays and fall back to
 NumPy, saying why, when a kernel fails).
 """
 
-from compute.attention import (
+from compute._attention import (
     Cancelled,
     attention,
     attention_memory,
@@ -40,20 +40,20 @@ from compute.backends import (
     take_fallback_message,
     unavailable_reasons,
 )
-from compute.gradients import (
+from compute._gradients import (
     cross_entropy,
     cross_entropy_grad,
     smoothed_target,
     softmax_jacobian,
 )
-from compute.logdomain import (
+from compute._logdomain import (
     lse_gradient_check,
     smooth_max,
     smooth_max_curve,
     smooth_min,
     smooth_min_curve,
 )
-from compute.normalizers import (
+from compute._normalizers import (
     entmax,
     hardmax,
     linear_normalize,
@@ -61,7 +61,7 @@ from compute.normalizers import (
     sigmoid,
     sparsemax,
 )
-from compute.online import (
+from compute._online import (
     MEMORY_METHODS,
     FlashStep,
     FlashTrace,
@@ -75,7 +75,7 @@ from compute.online import (
     online_softmax_trace,
     tree_merge_trace,
 )
-from compute.precision import (
+from compute._precision import (
     PRECISION_DTYPES,
     SOFTMAX_METHODS,
     PrecisionInfo,
@@ -89,7 +89,7 @@ from compute.precision import (
     to_bfloat16,
     underflow_threshold,
 )
-from compute.sampling import (
+from compute._sampling import (
     STAGE_KEPT,
     STAGE_MASKED,
     STAGE_MIN_P,
@@ -114,7 +114,7 @@ from compute.sampling import (
     top_indices,
     zipf_logits,
 )
-from compute.softmax import (
+from compute._softmax import (
     SoftmaxSteps,
     check_temperature,
     entropy,

@@ -24,9 +24,9 @@ from typing import Any
 
 import numpy as np
 
-from compute.attention import _check_scale
+from compute._attention import _check_scale
 from compute.backends import kernels
-from compute.softmax import check_temperature
+from compute._softmax import check_temperature
 
 __all__ = ["KernelError", "device_limits", "flash_attention", "log_softmax", "logsumexp", "softmax"]
 

@@ -30,9 +30,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from compute import online
+from compute import _online as online
 from compute.backends import kernels
-from compute.softmax import check_temperature
+from compute._softmax import check_temperature
 
 __all__ = ["KINDS", "emulate_flash_attention", "emulate_softmax"]
 

@@ -30,7 +30,7 @@ from compute import (
     softmax,
     sparsemax,
 )
-from compute.normalizers import _entmax_bisect
+from compute._normalizers import _entmax_bisect
 from tests.compute.support import EPS, FLOAT_DTYPES, INF, NAN, ref
 
 

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from compute import attention, log_softmax, logsumexp, softmax
-from compute.online import (
+from compute._online import (
     MEMORY_METHODS,
     block_partial,
     finish_log_softmax,

@@ -17,9 +17,9 @@ import scipy.stats
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-import compute.sampling as cs
-from compute.attention import Cancelled
-from compute.sampling import (
+import compute._sampling as cs
+from compute._attention import Cancelled
+from compute._sampling import (
     STAGE_KEPT,
     STAGE_MASKED,
     STAGE_MIN_P,
@@ -40,7 +40,7 @@ from compute.sampling import (
     top_indices,
     zipf_logits,
 )
-from compute.softmax import entropy, softmax
+from compute._softmax import entropy, softmax
 from tests.compute.support import ref
 
 # --------------------------------------------------------------------------

@@ -724,7 +724,7 @@ def tiny_blocks(monkeypatch):
     """Blocks of a few rows, so small arrays cross many block boundaries."""
     import sys
 
-    monkeypatch.setattr(sys.modules["compute.softmax"], "_BLOCK_BYTES", 3 * 8 * 7)
+    monkeypatch.setattr(sys.modules["compute._softmax"], "_BLOCK_BYTES", 3 * 8 * 7)
 
 
 def _rows_with_specials(rng, n_rows, n):

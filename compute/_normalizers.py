@@ -91,7 +91,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from compute.softmax import FloatArray, _prepare, _restore, _rows_last, _shifted, softmax
+from compute._softmax import FloatArray, _prepare, _restore, _rows_last, _shifted, softmax
 
 __all__ = [
     "entmax",

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from compute.softmax import _divide_into
+from compute._softmax import _divide_into
 
 __all__ = [
     "MEMORY_METHODS",

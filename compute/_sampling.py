@@ -83,8 +83,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from compute.attention import Cancelled, _check_count, _drive
-from compute.softmax import (
+from compute._attention import Cancelled, _check_count, _drive
+from compute._softmax import (
     FloatArray,
     _as_float_array,
     check_temperature,

@@ -41,7 +41,7 @@ from collections.abc import Iterable
 import numpy as np
 from numpy.typing import ArrayLike
 
-from compute.softmax import (
+from compute._softmax import (
     FloatArray,
     _prepare,
     _rows_last,

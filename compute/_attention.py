@@ -89,7 +89,7 @@ import numpy as np
 from numpy.typing import ArrayLike, DTypeLike, NDArray
 
 from compute import backends as _backends
-from compute.softmax import (
+from compute._softmax import (
     FloatArray,
     _as_float_array,
     _working_dtype,

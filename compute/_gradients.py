@@ -50,7 +50,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from compute.softmax import (
+from compute._softmax import (
     FloatArray,
     _as_float_array,
     _prepare,
