@@ -69,17 +69,22 @@ def _dashed(colour: str, width: float = 1.0) -> object:
 class _LegendPlot(Plot):
     """A Plot with small legends of its own, anchored where its curves leave room."""
 
+    def create_items(self, item: pg.PlotItem) -> None:
+        super().create_items(item)
+        self._legends: list[pg.LegendItem] = []
+        self._shown: object = None  # what the curves were last drawn from
+
     def _legend(self, corner: tuple[float, float], offset: tuple[float, float]) -> pg.LegendItem:
         legend = pg.LegendItem(sampleType=StaticSample, verSpacing=-4)
         legend.setParentItem(self.getPlotItem().getViewBox())
         legend.anchor(itemPos=corner, parentPos=corner, offset=offset)
-        self._legends = [*getattr(self, "_legends", []), legend]
+        self._legends.append(legend)
         return legend
 
     def _style_legends(self, theme: themes.Theme) -> None:
         back = QColor(theme.background)
         back.setAlpha(210)
-        for legend in getattr(self, "_legends", []):
+        for legend in self._legends:
             legend.setBrush(pg.mkBrush(back))
             legend.setPen(pg.mkPen(None))
             for _sample, label in legend.items:
@@ -91,7 +96,10 @@ class LsePlot(_LegendPlot):
 
     def __init__(self):
         super().__init__(tr("logdomain.lse.title"), x_label=tr("plot.entropy.x"), y_label=tr("logdomain.lse.y"))
-        item = self.getPlotItem()
+        self.describe = lambda x, y: tr("logdomain.lse.describe", t=fmt(x), y=fmt(y))
+
+    def create_items(self, item: pg.PlotItem) -> None:
+        super().create_items(item)
         item.setLogMode(x=True, y=False)
         item.setMouseEnabled(x=False, y=False)
         self.max_curve = item.plot([], [])
@@ -111,12 +119,8 @@ class LsePlot(_LegendPlot):
         bottom.addItem(self.min_lo, tr("logdomain.lse.min_bounds"))
         item.setXRange(-2.15, 2.15, padding=0)
         item.getAxis("bottom").setTicks([[(d, f"{10.0 ** d:g}") for d in range(-2, 3)], []])
-        self.describe = lambda x, y: tr("logdomain.lse.describe", t=fmt(x), y=fmt(y))
-        self.apply_theme(themes.current())
 
     def theme_changed(self, theme: themes.Theme) -> None:
-        if not hasattr(self, "markers"):
-            return
         low = theme.series[2]
         self.max_curve.setPen(pg.mkPen(theme.accent, width=2.5))
         for bound in (self.max_lo, self.max_hi):
@@ -129,7 +133,7 @@ class LsePlot(_LegendPlot):
 
     def set_result(self, r: LogDomainResult) -> None:
         c = r.curves
-        if c is not getattr(self, "_shown", None):  # the model caches them: new scores, new object
+        if c is not self._shown:  # the model caches them: new scores, new object
             self._shown = c
             pairs = ((self.max_curve, c.smooth_max), (self.max_lo, c.max_lo), (self.max_hi, c.max_hi),
                      (self.min_curve, c.smooth_min), (self.min_lo, c.min_lo), (self.min_hi, c.min_hi))
@@ -149,7 +153,10 @@ class SigmoidPlot(_LegendPlot):
     def __init__(self):
         super().__init__(tr("logdomain.sigmoid.title"), x_label=tr("logdomain.sigmoid.x"),
                          y_label=tr("logdomain.sigmoid.y"))
-        item = self.getPlotItem()
+        self.describe = lambda x, y: tr("logdomain.sigmoid.describe", d=fmt(x), y=fmt(y))
+
+    def create_items(self, item: pg.PlotItem) -> None:
+        super().create_items(item)
         item.setMouseEnabled(x=False, y=False)
         self.softmax = item.plot([], [])
         self.sigmoid = item.plot([], [])
@@ -160,12 +167,8 @@ class SigmoidPlot(_LegendPlot):
         legend.addItem(self.softmax, tr("logdomain.sigmoid.softmax"))
         legend.addItem(self.sigmoid, tr("logdomain.sigmoid.sigmoid"))
         item.setYRange(-0.05, 1.05, padding=0)
-        self.describe = lambda x, y: tr("logdomain.sigmoid.describe", d=fmt(x), y=fmt(y))
-        self.apply_theme(themes.current())
 
     def theme_changed(self, theme: themes.Theme) -> None:
-        if not hasattr(self, "marker"):
-            return
         wide = QColor(theme.accent)
         wide.setAlpha(110)
         self.softmax.setPen(pg.mkPen(wide, width=7))
@@ -175,7 +178,7 @@ class SigmoidPlot(_LegendPlot):
 
     def set_result(self, r: LogDomainResult) -> None:
         s = r.sigmoid
-        if s.d is not getattr(self, "_shown", None):  # the grid is cached: redraw when it changes
+        if s.d is not self._shown:  # the grid is cached: redraw when it changes
             self._shown = s.d
             self.softmax.setData(*finite_xy(s.d, s.softmax))
             self.sigmoid.setData(*finite_xy(s.d, s.sigmoid))
@@ -189,7 +192,10 @@ class DifferencePlot(_LegendPlot):
     def __init__(self):
         super().__init__(tr("logdomain.diff.title"), x_label=tr("logdomain.sigmoid.x"),
                          y_label=tr("logdomain.diff.y"))
-        item = self.getPlotItem()
+        self.describe = lambda x, y: tr("logdomain.diff.describe", d=fmt(x), y=fmt(y, 2))
+
+    def create_items(self, item: pg.PlotItem) -> None:
+        super().create_items(item)
         item.setMouseEnabled(x=False, y=False)
         self.naive = item.plot([], [], pen=None, symbol="o", symbolSize=4)
         self.exact = item.plot([], [])
@@ -199,12 +205,8 @@ class DifferencePlot(_LegendPlot):
         legend = self._legend((0, 0), (6, 4))
         legend.addItem(self.exact, tr("logdomain.diff.exact"))
         legend.addItem(self.naive, tr("logdomain.diff.naive"))
-        self.describe = lambda x, y: tr("logdomain.diff.describe", d=fmt(x), y=fmt(y, 2))
-        self.apply_theme(themes.current())
 
     def theme_changed(self, theme: themes.Theme) -> None:
-        if not hasattr(self, "marker"):
-            return
         self.exact.setPen(pg.mkPen(theme.accent, width=2.5))
         self.naive.setSymbolBrush(pg.mkBrush(theme.series[1]))
         self.naive.setSymbolPen(pg.mkPen(None))
@@ -213,7 +215,7 @@ class DifferencePlot(_LegendPlot):
 
     def set_result(self, r: LogDomainResult) -> None:
         s = r.sigmoid
-        if s.d is not getattr(self, "_shown", None):  # the grid is cached: redraw when it changes
+        if s.d is not self._shown:  # the grid is cached: redraw when it changes
             self._shown = s.d
             exact = s.difference / DIFF_UNIT
             naive = s.naive_difference / DIFF_UNIT
