@@ -481,6 +481,13 @@ class AttentionModel(ViewModel):
         self._core_key: tuple | None = None
         self._core: AttentionCore | None = None
         self._core_inputs: CoreInputs | None = None
+        # the tables start from what is shown at the moment of the switch: this runs before
+        # any view's callbacks (it is connected first), so before a redraw computes the new source
+        self.events.source.connect(self._source_changed)
+
+    def _source_changed(self, source: str) -> None:
+        if source == "tables":
+            self.start_tables()
 
     # -- the inputs ----------------------------------------------------------------
     def shape(self, **override) -> tuple[int, int, int, int, int]:

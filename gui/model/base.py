@@ -37,6 +37,9 @@ class Param:
     log: bool = False
     kind: str = "float"
     choices: tuple[str, ...] = ()
+    #: the control the window builds: "" for the kind's default (a slider for
+    #: numbers, a combo box for choices, a check box for "off"/"on"), or "spin"
+    control: str = ""
 
     def check(self, value: Any) -> Any:
         """Return ``value`` in the parameter's type, or raise ValueError saying what is wrong."""
@@ -69,10 +72,17 @@ class Param:
 
 
 def param(default: float, *, minimum: float, maximum: float, log: bool = False,
-          integer: bool = False) -> Any:
-    """Declare a numeric field of a view model with its allowed range."""
+          integer: bool = False, control: str = "") -> Any:
+    """Declare a numeric field of a view model with its allowed range.
+
+    ``control="spin"`` asks for a spin box instead of a slider (seeds, counts
+    over a huge range).
+    """
+    if control not in ("", "spin"):
+        raise ValueError(f"unknown control {control!r}")
     kind = "int" if integer else "float"
-    return field(default=default, metadata={"param": Param("", default, minimum, maximum, log, kind)})
+    return field(default=default,
+                 metadata={"param": Param("", default, minimum, maximum, log, kind, control=control)})
 
 
 def path_param() -> Any:
@@ -136,6 +146,23 @@ class ViewModel:
             for f in fields(cls)  # type: ignore[arg-type]
             if "param" in f.metadata
         }
+
+    def applies(self, name: str) -> bool:
+        """Whether parameter ``name`` has an effect in the current mode (its control is enabled).
+
+        Subclasses override this; the controls ask again after every change
+        of the model, so no view code decides what is greyed out.
+        """
+        return True
+
+    def bounds(self, name: str) -> tuple[float, float]:
+        """The range a control offers for ``name`` now (default: the declared range).
+
+        A model narrows it where the data limits it (a block size cannot
+        exceed the row); values are still checked against the declared range.
+        """
+        spec = self.params()[name]
+        return spec.minimum, spec.maximum
 
     def set_param(self, name: str, value: Any) -> None:
         """Validate ``value`` against the parameter's range, then assign it."""

@@ -1,4 +1,16 @@
-"""A labelled slider + spin box for one float, on a linear or log scale."""
+"""The controls of view-model parameters: one family, one binder, one form helper.
+
+:class:`ValueSlider` is a plain labelled slider + spin box (linear or log).
+:class:`ParamSlider`, :class:`ParamSpin`, :class:`ParamChoice` and
+:class:`ParamSwitch` show one parameter of a view model, each through
+:class:`Binding`: the model's value is shown with the widget's signals
+blocked (no feedback loop), a user edit goes through ``model.set_param``, a
+refused value is reported on the control's ``message`` signal and the
+control goes back to the model's value, and the enabled state and the range
+follow ``model.applies(name)`` and ``model.bounds(name)`` after every
+change of the model.  :func:`param_control` picks the control a parameter's
+metadata asks for; :func:`param_form` lays out a form of them.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +21,7 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QDoubleSpinBox,
+    QFormLayout,
     QGridLayout,
     QHBoxLayout,
     QLabel,
@@ -17,6 +30,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 from superqt.utils import signals_blocked
+
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from gui.binding import connect_while_alive
 from gui.model.base import ViewModel
@@ -120,6 +136,17 @@ class ValueSlider(QWidget):
     def value(self) -> float:
         return self.spin.value()
 
+    def set_range(self, minimum: float, maximum: float) -> None:
+        """Move the slider's travel (linear sliders: a log slider's decades are fixed)."""
+        if (minimum, maximum) == (self.minimum, self.maximum) or self.log or maximum <= minimum:
+            return
+        value = self.value()
+        self.minimum, self.maximum = self._lo, self._hi = minimum, maximum
+        self.spin_limits = (minimum, maximum)
+        with signals_blocked(self.spin):
+            self.spin.setRange(minimum, maximum)
+        self.setValue(value)
+
     def setValue(self, value: float) -> None:
         value = min(max(float(value), self.spin_limits[0]), self.spin_limits[1])
         with signals_blocked(self.slider), signals_blocked(self.spin):
@@ -146,8 +173,49 @@ class ValueSlider(QWidget):
         return super().eventFilter(obj, event)
 
 
+class Binding:
+    """Binds one control to one parameter of a view model, both ways.
+
+    ``show(value)`` puts a model value on the control (called with the
+    control's signals blocked); :meth:`write` is what a user edit calls.
+    The control is enabled while ``model.applies(name)`` and offers
+    ``model.bounds(name)`` through its optional ``set_range``.
+    """
+
+    def __init__(self, control: QWidget, model: ViewModel, name: str, show: Callable[[Any], None]):
+        self.control, self.model, self.name, self._show = control, model, name, show
+        self.spec = model.params()[name]
+        self.show(getattr(model, name))
+        self.follow()
+        connect_while_alive(control, getattr(model.events, name), self.show)
+        connect_while_alive(control, model.events, self.follow)
+
+    def show(self, value: Any) -> None:
+        with signals_blocked(self.control):
+            self._show(value)
+
+    def write(self, value: Any) -> None:
+        """Set the parameter; a refusal goes to the control's ``message`` and the control reverts."""
+        if self.spec.kind == "int":
+            value = round(value)
+        try:
+            self.model.set_param(self.name, value)
+        except ValueError as exc:
+            self.control.message.emit(str(exc))
+            self.show(getattr(self.model, self.name))
+
+    def follow(self, *_args) -> None:
+        """Enabled state and range from the model (after any change of it)."""
+        self.control.setEnabled(self.model.applies(self.name))
+        set_range = getattr(self.control, "set_range", None)
+        if set_range is not None:
+            set_range(*self.model.bounds(self.name))
+
+
 class ParamSlider(ValueSlider):
-    """A ValueSlider bound both ways to one parameter of a view model."""
+    """A ValueSlider bound to one numeric parameter (linear, log or integer)."""
+
+    message = Signal(str)
 
     def __init__(self, model: ViewModel, name: str, parent=None):
         spec = model.params()[name]
@@ -159,16 +227,35 @@ class ParamSlider(ValueSlider):
         if integer:
             self.spin.setSingleStep(1)
         self.model, self.name = model, name
-        self.setValue(getattr(model, name))
-        self.valueEdited.connect(lambda v: model.set_param(name, round(v) if integer else v))
-        connect_while_alive(self, getattr(model.events, name), self.setValue)
+        self.binding = Binding(self, model, name, self.setValue)
+        self.valueEdited.connect(self.binding.write)
+
+
+class ParamSpin(QSpinBox):
+    """A spin box bound to one integer parameter (seeds, counts over a huge range)."""
+
+    message = Signal(str)
+
+    def __init__(self, model: ViewModel, name: str, parent=None):
+        super().__init__(parent)
+        spec = model.params()[name]
+        self.setRange(int(spec.minimum), int(spec.maximum))
+        self.setKeyboardTracking(False)
+        if spec.maximum - spec.minimum > 1000:
+            self.setStepType(QSpinBox.StepType.AdaptiveDecimalStepType)
+        self.setToolTip(tr(f"param.{name}.tooltip"))
+        self.model, self.name = model, name
+        self.binding = Binding(self, model, name, lambda v: self.setValue(int(v)))
+        self.valueChanged.connect(self.binding.write)
+
+    def set_range(self, minimum: float, maximum: float) -> None:
+        self.setRange(int(minimum), int(maximum))
 
 
 class ParamChoice(QWidget):
-    """A labelled combo box bound both ways to a choice parameter of a view model.
+    """A labelled combo box bound to a choice parameter; item texts are the ``param.NAME.CHOICE`` texts."""
 
-    Item texts come from the ``param.NAME.CHOICE`` resource keys.
-    """
+    message = Signal(str)
 
     def __init__(self, model: ViewModel, name: str, parent=None):
         super().__init__(parent)
@@ -184,54 +271,58 @@ class ParamChoice(QWidget):
         lay.addWidget(self.combo, 1)
         for w in (self, self.label, self.combo):
             w.setToolTip(tr(f"param.{name}.tooltip"))
-        self._show(getattr(model, name))
-        self.combo.activated.connect(lambda i: model.set_param(name, self.choices[i]))
-        connect_while_alive(self, getattr(model.events, name), self._show)
-
-    def _show(self, value: str) -> None:
-        with signals_blocked(self.combo):
-            self.combo.setCurrentIndex(self.choices.index(value))
+        self.binding = Binding(self.combo, model, name, lambda v: self.combo.setCurrentIndex(self.choices.index(v)))
+        self.binding.control = self  # enabled state and messages on the whole control
+        self.combo.activated.connect(lambda i: self.binding.write(self.choices[i]))
 
 
 class ParamSwitch(QCheckBox):
-    """A check box bound both ways to an "off"/"on" choice parameter of a view model."""
+    """A check box bound to an "off"/"on" choice parameter."""
+
+    message = Signal(str)
 
     def __init__(self, model: ViewModel, name: str, parent=None):
         super().__init__(tr(f"param.{name}.label"), parent)
         self.model, self.name = model, name
         self.setToolTip(tr(f"param.{name}.tooltip"))
-        self._show(getattr(model, name))
-        self.toggled.connect(lambda on: model.set_param(name, "on" if on else "off"))
-        connect_while_alive(self, getattr(model.events, name), self._show)
-
-    def _show(self, value: str) -> None:
-        with signals_blocked(self):
-            self.setChecked(value == "on")
+        self.binding = Binding(self, model, name, lambda v: self.setChecked(v == "on"))
+        self.toggled.connect(lambda on: self.binding.write("on" if on else "off"))
 
 
-class ParamSpin(QSpinBox):
-    """A spin box bound both ways to one integer parameter; a refused value goes to ``message`` and is undone."""
+def param_control(model: ViewModel, name: str) -> QWidget:
+    """The control a parameter's metadata asks for: switch, choice, spin box or slider."""
+    spec = model.params()[name]
+    if spec.kind == "choice":
+        return ParamSwitch(model, name) if spec.choices == ("off", "on") else ParamChoice(model, name)
+    if spec.kind == "int" and spec.control == "spin":
+        return ParamSpin(model, name)
+    if spec.kind in ("int", "float"):
+        return ParamSlider(model, name)
+    raise ValueError(f"{model.name}.{name} ({spec.kind}) has no control")
 
-    message = Signal(str)
 
-    def __init__(self, model: ViewModel, name: str, parent=None):
-        super().__init__(parent)
-        spec = model.params()[name]
-        self.setRange(int(spec.minimum), int(spec.maximum))
-        self.setKeyboardTracking(False)
-        self.setToolTip(tr(f"param.{name}.tooltip"))
-        self.model, self.name = model, name
-        self._show(getattr(model, name))
-        self.valueChanged.connect(self._edited)
-        connect_while_alive(self, getattr(model.events, name), self._show)
+def param_form(model: ViewModel, names: Sequence[str], *, message: Callable[[str], Any] | None = None,
+               controls: dict[str, QWidget] | None = None) -> QWidget:
+    """A form of controls for ``names``; their refusals go to ``message``.
 
-    def _edited(self, value: int) -> None:
-        try:
-            self.model.set_param(self.name, value)
-        except ValueError as exc:
-            self.message.emit(str(exc))
-            self._show(getattr(self.model, self.name))
-
-    def _show(self, value: int) -> None:
-        with signals_blocked(self):
-            self.setValue(int(value))
+    Controls that carry their own label (sliders, choices, switches) take a
+    whole row; spin boxes get a "Label:" caption.  ``controls``, when
+    given, receives each control under its parameter name.
+    """
+    box = QWidget()
+    form = QFormLayout(box)
+    form.setContentsMargins(0, 0, 0, 0)
+    form.setVerticalSpacing(4)
+    for name in names:
+        control = param_control(model, name)
+        if message is not None:
+            control.message.connect(message)
+        if isinstance(control, ParamSpin):
+            caption = QLabel(tr(f"param.{name}.label") + ":")
+            caption.setToolTip(control.toolTip())
+            form.addRow(caption, control)
+        else:
+            form.addRow(control)
+        if controls is not None:
+            controls[name] = control
+    return box
