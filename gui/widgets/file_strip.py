@@ -1,0 +1,94 @@
+"""The "Load file / drop a file / refusal message" strip of views that read arrays from disk."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from PySide6.QtCore import QEvent, QObject, Signal
+from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QPushButton, QWidget
+
+FILE_FILTER = "NumPy arrays (*.npz *.npy);;All files (*)"
+SUFFIXES = (".npz", ".npy")
+
+
+def dropped_file(event) -> str | None:
+    """The first local file a drag or drop event carries, or None."""
+    mime = event.mimeData()
+    if mime is None or not mime.hasUrls():
+        return None
+    for url in mime.urls():
+        if url.isLocalFile():
+            return url.toLocalFile()
+    return None
+
+
+class FileStrip(QWidget):
+    """A load button beside the file's name; also takes files dropped on a view (:meth:`accept_drops_on`).
+
+    ``load(path)`` reads and applies a file and returns the message to show,
+    or raises ``ValueError`` (the loaders' ``LoadError``) saying why the
+    file was refused; then nothing changed.  ``message(text, error)``
+    carries either.
+    """
+
+    message = Signal(str, bool)
+
+    def __init__(self, load: Callable[[str], str], *, button: str, tooltip: str, dialog_title: str,
+                 no_file: str, file_filter: str = FILE_FILTER, object_name: str = ""):
+        super().__init__()
+        self._load, self._dialog_title, self._filter, self._no_file = load, dialog_title, file_filter, no_file
+        self.button = QPushButton(button)
+        self.button.setToolTip(tooltip)
+        self.button.clicked.connect(self.choose_file)
+        self.name = QLabel(no_file)
+        self.name.setWordWrap(True)
+        if object_name:
+            self.name.setObjectName(object_name)
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(self.button)
+        lay.addWidget(self.name, 1)
+
+    def show_path(self, path: str) -> None:
+        """Name the file now in use ("" for none)."""
+        self.name.setText(Path(path).name if path else self._no_file)
+
+    def load_path(self, path: str | Path) -> bool:
+        """Load ``path``; the message says what was loaded or why it was refused."""
+        try:
+            text = self._load(str(path))
+        except ValueError as exc:  # the loaders' LoadError is a ValueError
+            self.message.emit(str(exc), True)
+            return False
+        self.message.emit(text, False)
+        return True
+
+    def choose_file(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, self._dialog_title, "", self._filter)
+        if path:
+            self.load_path(path)
+
+    # -- drag and drop on the owning view --------------------------------------------------
+    def accept_drops_on(self, view: QWidget) -> None:
+        """Let ``view`` take dropped files: they go through :meth:`load_path`."""
+        view.setAcceptDrops(True)
+        view.installEventFilter(self)
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
+        kind = event.type()
+        if kind in (QEvent.Type.DragEnter, QEvent.Type.DragMove):
+            if dropped_file(event) is not None:
+                event.acceptProposedAction()
+            else:
+                event.ignore()
+            return True
+        if kind == QEvent.Type.Drop:
+            path = dropped_file(event)
+            if path is None:
+                event.ignore()
+            else:
+                event.acceptProposedAction()
+                self.load_path(path)
+            return True
+        return super().eventFilter(obj, event)
