@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QSpinBox
 
 import compute
 from gui import theme as themes
@@ -21,6 +22,7 @@ from gui.model.precision import (
     sum_errors,
 )
 from gui.model.scores import ScoreRow
+from gui.widgets.sliders import ParamSpin
 from tests.conftest import run_main
 
 
@@ -278,44 +280,44 @@ def test_clicking_a_grid_cell_selects_format_and_formula(qtbot, make_view, lab):
     assert view.dtype.combo.currentIndex() == r
     assert view.method.combo.currentIndex() == c
     assert view.readouts["readout.precision.overflow"].text() == "88.5"
-    assert view.mask_table.selected == (r, MASK_NAMES.index(model.mask_value))
+    assert view.masking.table.selected == (r, MASK_NAMES.index(model.mask_value))
 
 
 def test_mask_checkboxes_and_the_mask_table(qtbot, make_view, lab):
     view = make_view("precision")
     model = lab.models["precision"]
-    assert [b.text() for b in view.mask_boxes] == list(lab.scores.labels)
-    qtbot.mouseClick(view.mask_boxes[3], Qt.MouseButton.LeftButton)
+    assert [b.text() for b in view.masking.boxes] == list(lab.scores.labels)
+    qtbot.mouseClick(view.masking.boxes[3], Qt.MouseButton.LeftButton)
     assert model.masked == (3,)
     settle(qtbot, view)
     f16 = DTYPES.index("float16")
-    assert view.mask_table.texts()[f16] == ["zero 1"] * len(MASK_NAMES)
-    detail = view.mask_detail.text()
+    assert view.masking.table.texts()[f16] == ["zero 1"] * len(MASK_NAMES)
+    detail = view.masking.detail.text()
     assert detail.startswith("float16, −1e9, masked Token 4: ")
     assert detail.endswith(" 0")
     weights = lab.models["precision"].result(lab.scores).mask_weights[f16, MASK_NAMES.index("minus_1e9")]
     assert weights[3] == 0
     assert detail.split(": ")[1].split()[0] == f"{weights[0]:.3g}"
-    qtbot.mouseClick(view.mask_all, Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(view.masking.all_button, Qt.MouseButton.LeftButton)
     assert model.masked == (0, 1, 2, 3)
-    assert all(b.isChecked() for b in view.mask_boxes)
+    assert all(b.isChecked() for b in view.masking.boxes)
     settle(qtbot, view)
-    rows = view.mask_table.texts()
+    rows = view.masking.table.texts()
     assert rows[f16][MASK_NAMES.index("minus_1e9")] == "NaN 4"
     assert rows[DTYPES.index("float32")][MASK_NAMES.index("minus_1e9")] == "uniform"
     assert all(rows[i][MASK_NAMES.index("minus_inf")] == "NaN 4" for i in range(len(DTYPES)))
-    assert view.mask_detail.text().endswith("Token 4: NaN NaN NaN NaN")
-    assert view.mask_table.colours()[f16][MASK_NAMES.index("minus_1e9")] == colour_name(themes.current().invalid)
+    assert view.masking.detail.text().endswith("Token 4: NaN NaN NaN NaN")
+    assert view.masking.table.colours()[f16][MASK_NAMES.index("minus_1e9")] == colour_name(themes.current().invalid)
     k = MASK_NAMES.index("minus_1e4")
-    qtbot.mouseClick(view.mask_table.viewport(), Qt.MouseButton.LeftButton,
-                     pos=view.mask_table.click_cell(DTYPES.index("float32"), k))
+    qtbot.mouseClick(view.masking.table.viewport(), Qt.MouseButton.LeftButton,
+                     pos=view.masking.table.click_cell(DTYPES.index("float32"), k))
     assert (model.dtype, model.mask_value) == ("float32", "minus_1e4")
-    qtbot.mouseClick(view.mask_clear, Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(view.masking.clear_button, Qt.MouseButton.LeftButton)
     assert model.masked == ()
-    assert not any(b.isChecked() for b in view.mask_boxes)
+    assert not any(b.isChecked() for b in view.masking.boxes)
     lab.scores.set_values([1.0, 2.0])  # fewer tokens: fewer boxes
     settle(qtbot, view)
-    assert [b.text() for b in view.mask_boxes] == ["Token 1", "Token 2"]
+    assert [b.text() for b in view.masking.boxes] == ["Token 1", "Token 2"]
 
 
 def test_length_and_seed_redraw_the_histogram(qtbot, make_view, lab):
@@ -382,3 +384,10 @@ def test_headless_export_from_the_command_line(tmp_path):
     assert np.array_equal(data["grid"][row, :4], direct, equal_nan=True)
     assert (out / "precision_overflow.png").stat().st_size > 0
     assert (out / "precision_sum_error.svg").exists()
+
+
+def test_length_and_seed_use_the_shared_spin_box(make_view):
+    view = make_view("precision")
+    for spin in (view.length, view.seed):
+        assert isinstance(spin, ParamSpin)
+        assert spin.stepType() == QSpinBox.StepType.AdaptiveDecimalStepType
