@@ -19,7 +19,6 @@ NumPy, saying why, when a kernel fails).
 """
 
 from compute._attention import (
-    Cancelled,
     attention,
     attention_memory,
     attention_scores,
@@ -40,6 +39,7 @@ from compute.backends import (
     take_fallback_message,
     unavailable_reasons,
 )
+from compute._checks import Cancelled, check_temperature
 from compute._gradients import (
     cross_entropy,
     cross_entropy_grad,
@@ -114,15 +114,11 @@ from compute._sampling import (
     top_indices,
     zipf_logits,
 )
-from compute._softmax import (
+from compute._softmax import log_softmax, logsumexp, naive_softmax, softmax
+from compute._steps import (
     SoftmaxSteps,
-    check_temperature,
     entropy,
-    log_softmax,
-    logsumexp,
-    naive_softmax,
     perplexity,
-    softmax,
     softmax_over_temperatures,
     softmax_steps,
 )

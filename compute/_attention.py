@@ -81,21 +81,16 @@ this; see its docstring for how it stays fast.
 from __future__ import annotations
 
 import math
-import operator
-from collections.abc import Callable, Generator, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike, NDArray
 
 from compute import backends as _backends
-from compute._softmax import (
-    FloatArray,
-    _as_float_array,
-    _working_dtype,
-    check_temperature,
-    softmax,
-)
+from compute._checks import Cancelled, _check_bool, _check_count, _check_scale, _drive
+from compute._rows import FloatArray, _as_float_array, _working_dtype
+from compute._softmax import softmax
 
 __all__ = [
     "Cancelled",
@@ -113,68 +108,9 @@ __all__ = [
 BoolArray = NDArray[np.bool_]
 
 
-class Cancelled(Exception):
-    """Raised by a long computation (:func:`dk_sweep`) when asked to stop."""
-
-
-def _drive(
-    steps: Iterator[tuple[int, int]],
-    total: int,
-    progress: Callable[[int, int], object] | None,
-    cancelled: Callable[[], bool] | None,
-    message: str,
-) -> Any:
-    """Run a steps generator to its end; return its return value.
-
-    ``cancelled()`` is polled before each step while ``done < total`` (so
-    never after the last one) and :class:`Cancelled` is raised with
-    ``message.format(done=..., total=...)`` when it returns true;
-    ``progress(done, total)`` is called after each step.
-    """
-    done = 0
-    while True:
-        if done < total and cancelled is not None and cancelled():
-            raise Cancelled(message.format(done=done, total=total))
-        try:
-            done, total = next(steps)
-        except StopIteration as stop:
-            return stop.value
-        if progress is not None:
-            progress(done, total)
-
-
 # --------------------------------------------------------------------------
 # validation helpers
 # --------------------------------------------------------------------------
-def _check_count(value: Any, name: str, minimum: int = 0) -> int:
-    """An integer (Python or NumPy, not bool) ``>= minimum``, as a Python int."""
-    if isinstance(value, bool | np.bool_):
-        raise TypeError(f"{name} must be an integer, got {value!r}")
-    try:
-        result = operator.index(value)
-    except TypeError:
-        raise TypeError(f"{name} must be an integer, got {value!r}") from None
-    if result < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {result}")
-    return result
-
-
-def _check_scale(scale: float) -> float:
-    """Validate an attention scale: a finite real number > 0."""
-    try:
-        return check_temperature(scale)
-    except TypeError:
-        raise TypeError(f"scale must be a real number, got {scale!r}") from None
-    except ValueError:
-        raise ValueError(f"scale must be finite and > 0, got {scale!r}") from None
-
-
-def _check_bool(value: Any, name: str) -> bool:
-    if not isinstance(value, bool | np.bool_):
-        raise TypeError(f"{name} must be True or False, got {value!r}")
-    return bool(value)
-
-
 def _check_operand(x: ArrayLike, name: str) -> FloatArray:
     a = _as_float_array(x)
     _check_ndim(a.shape, name)

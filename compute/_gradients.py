@@ -42,24 +42,14 @@ logits with NaN, or only ``-inf``, gives NaN.
 
 from __future__ import annotations
 
-import math
-import numbers
-import operator
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from compute._softmax import (
-    FloatArray,
-    _as_float_array,
-    _prepare,
-    _restore,
-    _rows_last,
-    _working_dtype,
-    log_softmax,
-    softmax,
-)
+from compute._checks import _check_count, _real
+from compute._rows import FloatArray, _as_float_array, _prepare, _restore, _rows_last, _working_dtype
+from compute._softmax import log_softmax, softmax
 
 __all__ = [
     "cross_entropy",
@@ -74,35 +64,10 @@ CONVENTIONS = ("others", "pytorch")
 # --------------------------------------------------------------------------
 # validation
 # --------------------------------------------------------------------------
-def _check_n_classes(n_classes: int) -> int:
-    if isinstance(n_classes, bool | np.bool_):
-        raise TypeError(f"n_classes must be an integer, got {n_classes!r}")
-    try:
-        k = operator.index(n_classes)
-    except TypeError:
-        raise TypeError(f"n_classes must be an integer, got {n_classes!r}") from None
-    if k < 1:
-        raise ValueError(f"n_classes must be >= 1, got {k}")
-    return k
-
-
 def _check_label_smoothing(label_smoothing: float) -> float:
-    value: Any = label_smoothing
-    if isinstance(value, np.ndarray) and value.ndim == 0:
-        value = value[()]
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(
-            f"label_smoothing must be a real number, got {value!r} "
-            f"({type(label_smoothing).__name__})"
-        )
-    try:
-        result = float(value)
-    except OverflowError:
-        result = math.inf
+    result, plain = _real(label_smoothing, "label_smoothing")
     if not 0.0 <= result <= 1.0:  # also rejects NaN
-        raise ValueError(f"label_smoothing must be in [0, 1], got {value!r}")
+        raise ValueError(f"label_smoothing must be in [0, 1], got {plain!r}")
     return result
 
 
@@ -182,7 +147,7 @@ def smoothed_target(
             value).
         TypeError: non-integer ``n_classes`` or ``target``, non-real ``a``.
     """
-    k = _check_n_classes(n_classes)
+    k = _check_count(n_classes, "n_classes", 1)
     a = _check_label_smoothing(label_smoothing)
     conv = _check_convention(convention)
     t = _check_target(target, k)

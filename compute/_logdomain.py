@@ -41,14 +41,9 @@ from collections.abc import Iterable
 import numpy as np
 from numpy.typing import ArrayLike
 
-from compute._softmax import (
-    FloatArray,
-    _prepare,
-    _rows_last,
-    _shifted,
-    check_temperature,
-    softmax,
-)
+from compute._checks import _check_positive, check_temperature
+from compute._rows import FloatArray, _prepare, _rows_last, _shifted
+from compute._softmax import softmax
 
 __all__ = [
     "lse_gradient_check",
@@ -166,8 +161,7 @@ def lse_gradient_check(
             bad temperature.
     """
     t = check_temperature(temperature)
-    if not (np.isfinite(step) and step > 0):
-        raise ValueError(f"step must be finite and > 0, got {step!r}")
+    step = _check_positive(step, "step")
     a, _, _, _ = _prepare(x, -1)
     if a.ndim != 1:
         raise ValueError(f"lse_gradient_check takes one row (1-d), got shape {a.shape}")

@@ -84,14 +84,14 @@ with NaN is all NaN.  Rows are independent.
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from compute._softmax import FloatArray, _prepare, _restore, _rows_last, _shifted, softmax
+from compute._checks import _real
+from compute._rows import FloatArray, _prepare, _restore, _rows_last, _shifted
+from compute._softmax import softmax
 
 __all__ = [
     "entmax",
@@ -147,19 +147,9 @@ def _scale_rows(r: FloatArray) -> FloatArray:
 
 def _check_alpha(alpha: float) -> float:
     """Validate entmax's ``alpha`` (real, finite, ``>= 1``); return a float."""
-    value: Any = alpha
-    if isinstance(value, np.ndarray) and value.ndim == 0:
-        value = value[()]
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"alpha must be a real number, got {value!r} ({type(alpha).__name__})")
-    try:
-        result = float(value)
-    except OverflowError:
-        result = math.inf
+    result, plain = _real(alpha, "alpha")
     if not (math.isfinite(result) and result >= 1.0):
-        raise ValueError(f"alpha must be finite and >= 1, got {value!r}")
+        raise ValueError(f"alpha must be finite and >= 1, got {plain!r}")
     return result
 
 

@@ -33,7 +33,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from compute._softmax import _divide_into
+from compute._checks import _check_scale, _check_whole
+from compute._rows import _divide_into
 
 __all__ = [
     "MEMORY_METHODS",
@@ -153,9 +154,7 @@ def _check_row(row: ArrayLike, block: int) -> tuple[FloatArray, int]:
         raise TypeError(f"the row must hold real numbers, got dtype {x.dtype}")
     if x.ndim != 1 or x.size == 0:
         raise ValueError(f"the row must be 1-D and not empty, got shape {x.shape}")
-    if isinstance(block, bool) or int(block) != block or block < 1:
-        raise ValueError(f"block must be a whole number >= 1, got {block!r}")
-    return x, int(block)
+    return x, _check_whole(block, "block")
 
 
 def _float(v: Any) -> float:
@@ -307,15 +306,12 @@ def _attention_inputs(q: ArrayLike, k: ArrayLike, v: ArrayLike, scale: float | N
         raise ValueError(f"q and k need the same d > 0, got shapes {qa.shape} and {ka.shape}")
     if ka.shape[-2] != va.shape[-2]:
         raise ValueError(f"k and v need the same number of keys, got shapes {ka.shape} and {va.shape}")
-    if isinstance(tile, bool) or int(tile) != tile or tile < 1:
-        raise ValueError(f"tile must be a whole number >= 1, got {tile!r}")
+    tile = _check_whole(tile, "tile")
     out_dtype = np.result_type(qa, ka, va, np.float16)
     work = np.promote_types(out_dtype, np.float32)
     qa, ka, va = (a.astype(work, copy=False) for a in (qa, ka, va))
-    s = 1.0 / math.sqrt(qa.shape[-1]) if scale is None else float(scale)
-    if not (math.isfinite(s) and s > 0):
-        raise ValueError(f"scale must be a finite number > 0, got {scale!r}")
-    return qa, ka, va, work.type(s), out_dtype, int(tile)
+    s = 1.0 / math.sqrt(qa.shape[-1]) if scale is None else _check_scale(scale)
+    return qa, ka, va, work.type(s), out_dtype, tile
 
 
 def _tile_scores(qa, ka, start: int, stop: int, s, causal: bool):

@@ -63,7 +63,7 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 from numpy.typing import ArrayLike, NDArray
 
-from compute._softmax import _as_float_array, _rows_last
+from compute._rows import _as_float_array, _rows_last
 
 __all__ = [
     "PRECISION_DTYPES",

@@ -74,7 +74,6 @@ needed at run time.
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass
 from enum import IntEnum
@@ -83,14 +82,19 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from compute._attention import Cancelled, _check_count, _drive
-from compute._softmax import (
-    FloatArray,
-    _as_float_array,
+from compute._checks import (
+    Cancelled,
+    _check_count,
+    _check_finite,
+    _check_positive,
+    _check_seed,
+    _drive,
+    _real,
     check_temperature,
-    entropy,
-    softmax,
 )
+from compute._rows import FloatArray, _as_float_array, _logit_rows, _one_row
+from compute._softmax import softmax
+from compute._steps import entropy
 
 __all__ = [
     "STAGE_KEPT",
@@ -147,21 +151,6 @@ _SMALL_ROW = 2048
 # --------------------------------------------------------------------------
 # validation helpers
 # --------------------------------------------------------------------------
-def _check_real(value: Any, name: str) -> float:
-    """A finite real number (not bool) as a Python float."""
-    v: Any = value
-    if isinstance(v, np.ndarray) and v.ndim == 0:
-        v = v[()]
-    if isinstance(v, np.generic):
-        v = v.item()
-    if isinstance(v, bool) or not isinstance(v, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {value!r} ({type(value).__name__})")
-    f = float(v)
-    if not math.isfinite(f):
-        raise ValueError(f"{name} must be finite, got {value!r}")
-    return f
-
-
 def _check_knobs(
     temperature: float, top_k: Any, top_p: Any, min_p: Any
 ) -> tuple[float, int | None, float | None, float | None]:
@@ -169,45 +158,15 @@ def _check_knobs(
     k = None if top_k is None else _check_count(top_k, "top_k", 1)
     p = None
     if top_p is not None:
-        p = _check_real(top_p, "top_p")
+        p = _check_finite(top_p, "top_p")
         if not 0.0 < p <= 1.0:
             raise ValueError(f"top_p must be in (0, 1], got {top_p!r}")
     m = None
     if min_p is not None:
-        m = _check_real(min_p, "min_p")
+        m = _check_finite(min_p, "min_p")
         if not 0.0 <= m <= 1.0:
             raise ValueError(f"min_p must be in [0, 1], got {min_p!r}")
     return t, k, p, m
-
-
-def _logit_rows(logits: ArrayLike, name: str = "logits") -> tuple[NDArray[np.float64], np.dtype[Any]]:
-    """``logits`` as float64 rows ``(R, V)`` and the output dtype.
-
-    The output dtype follows :mod:`compute.softmax` (lists, ints, bools give
-    float64; float dtypes are kept).  Raises for 0-d or empty rows and for
-    rows with NaN or with no logit above ``-inf``.
-    """
-    a = _as_float_array(logits)
-    if a.ndim == 0:
-        raise ValueError(f"{name} must have at least one dimension (a row of V scores), got a scalar")
-    if a.shape[-1] == 0:
-        raise ValueError(f"{name} must not be empty (got shape {a.shape})")
-    rows = np.ascontiguousarray(a.reshape(-1, a.shape[-1]), dtype=np.float64)
-    bad_nan = np.isnan(rows).any(axis=-1)
-    if bad_nan.any():
-        i = int(np.flatnonzero(bad_nan)[0])
-        where = f" (row {i})" if a.ndim > 1 else ""
-        raise ValueError(f"{name} contain NaN{where}: a NaN score has no probability")
-    bad_empty = (rows == -np.inf).all(axis=-1)
-    if bad_empty.any():
-        i = int(np.flatnonzero(bad_empty)[0])
-        where = f" (row {i})" if a.ndim > 1 else ""
-        raise ValueError(f"every logit is -inf{where}: nothing can be sampled")
-    return rows, a.dtype
-
-
-def _check_seed(seed: Any) -> int:
-    return _check_count(seed, "seed", 0)
 
 
 # --------------------------------------------------------------------------
@@ -436,11 +395,6 @@ def top_indices(values: ArrayLike, n: int) -> IntArray:
 # --------------------------------------------------------------------------
 # drawing
 # --------------------------------------------------------------------------
-def _one_row(logits: ArrayLike, func: str) -> None:
-    if np.ndim(logits) != 1:
-        raise ValueError(f"{func} takes one 1-D row of logits, got shape {np.shape(logits)}")
-
-
 def _filtered_row(logits: ArrayLike, knobs: dict[str, Any]) -> NDArray[np.float64]:
     unknown = set(knobs) - {"temperature", "top_k", "top_p", "min_p"}
     if unknown:
@@ -642,10 +596,7 @@ def gumbel_softmax(logits: ArrayLike, tau: float, seed: int, hard: bool = False)
         ValueError: bad ``tau``, NaN or all ``-inf`` rows, empty or 0-d input.
         TypeError: non-real logits or ``tau``.
     """
-    try:
-        tau = check_temperature(tau)
-    except (TypeError, ValueError) as exc:
-        raise type(exc)(str(exc).replace("temperature", "tau")) from None
+    tau = _check_positive(tau, "tau")
     rows, out_dtype = _logit_rows(logits)
     rng = np.random.default_rng(_check_seed(seed))
     g = rng.standard_exponential(size=rows.shape)
@@ -868,12 +819,7 @@ def chi2_sf(statistic: float, dof: int) -> float:
         dof: degrees of freedom, an integer >= 1.
     """
     dof = _check_count(dof, "dof", 1)
-    v: Any = statistic
-    if isinstance(v, np.generic):
-        v = v.item()
-    if isinstance(v, bool) or not isinstance(v, numbers.Real):
-        raise TypeError(f"statistic must be a real number, got {statistic!r}")
-    x = float(v)
+    x, _ = _real(statistic, "statistic")
     if math.isnan(x) or x < 0:
         raise ValueError(f"statistic must be >= 0, got {statistic!r}")
     return _gamma_q(dof / 2.0, x / 2.0)
@@ -919,7 +865,7 @@ def chi_square_test(
         raise ValueError("observed and expected must not be empty")
     if not (np.all(np.isfinite(o)) and np.all(np.isfinite(e))) or (o < 0).any() or (e < 0).any():
         raise ValueError("observed and expected counts must be finite and >= 0")
-    min_expected = _check_real(min_expected, "min_expected")
+    min_expected = _check_finite(min_expected, "min_expected")
     if min_expected < 0:
         raise ValueError(f"min_expected must be >= 0, got {min_expected}")
     total_o, total_e = float(o.sum()), float(e.sum())
@@ -1087,10 +1033,10 @@ def zipf_logits(v: int, seed: int = 0, exponent: float = 1.1, noise: float = 0.1
     """
     v = _check_count(v, "v", 1)
     rng = np.random.default_rng(_check_seed(seed))
-    s = _check_real(exponent, "exponent")
+    s = _check_finite(exponent, "exponent")
     if s <= 0:
         raise ValueError(f"exponent must be > 0, got {exponent!r}")
-    sigma = _check_real(noise, "noise")
+    sigma = _check_finite(noise, "noise")
     if sigma < 0:
         raise ValueError(f"noise must be >= 0, got {noise!r}")
     log_r = np.log(np.arange(1, v + 1, dtype=np.float64))

@@ -24,9 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from compute._attention import _check_scale
+from compute._checks import _check_bool, _check_scale, check_temperature
 from compute.backends import kernels
-from compute._softmax import check_temperature
 
 __all__ = ["KernelError", "device_limits", "flash_attention", "log_softmax", "logsumexp", "softmax"]
 
@@ -245,8 +244,7 @@ def flash_attention(q, k, v, scale: float | None = None, causal: bool = False):
         KernelError: beyond the kernel's limits, or compile/launch failure.
     """
     cupy = _cupy()
-    if not isinstance(causal, bool | np.bool_):
-        raise TypeError(f"causal must be True or False, got {causal!r}")
+    _check_bool(causal, "causal")
     qa, ka, va = (_as_float(a) for a in (q, k, v))
     for name, a in (("q", qa), ("k", ka), ("v", va)):
         if a.ndim < 2:

@@ -32,7 +32,7 @@ from numpy.typing import ArrayLike
 
 from compute import _online as online
 from compute.backends import kernels
-from compute._softmax import check_temperature
+from compute._checks import check_temperature
 
 __all__ = ["KINDS", "emulate_flash_attention", "emulate_softmax"]
 

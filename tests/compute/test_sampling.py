@@ -18,7 +18,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import compute._sampling as cs
-from compute._attention import Cancelled
+from compute import Cancelled, entropy, softmax
 from compute._sampling import (
     STAGE_KEPT,
     STAGE_MASKED,
@@ -40,7 +40,6 @@ from compute._sampling import (
     top_indices,
     zipf_logits,
 )
-from compute._softmax import entropy, softmax
 from tests.compute.support import ref
 
 # --------------------------------------------------------------------------
