@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QGuiApplication
+from PySide6.QtCore import QModelIndex, Qt, Signal
+from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -16,10 +16,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gui import theme as themes
 from gui.binding import connect_while_alive
 from gui.model.scores import Score, ScoreRow, parse_score
 from gui.model.texts import presets, tr
+from gui.widgets.cell_table import ValidatedTableModel, split_tsv, strip_header
 
 LABEL, VALUE = 0, 1
 
@@ -29,21 +29,13 @@ def _show(v: float) -> str:
     return repr(float(v))
 
 
-class ScoreTableModel(QAbstractTableModel):
-    """Two columns (label, score) over a ScoreRow.
-
-    A cell that does not parse keeps the row's last good value; the cell
-    shows what was typed, in red, with the reason as its tooltip, until a
-    good value replaces it.
-    """
-
-    message = Signal(str)
+class ScoreTableModel(ValidatedTableModel):
+    """Two columns (label, score) over a ScoreRow; refused scores stay marked (see ValidatedTableModel)."""
 
     def __init__(self, row: ScoreRow, parent=None):
         super().__init__(parent)
         self.row = row
         self._n = len(row)
-        self.invalid: dict[int, tuple[str, str]] = {}  # row -> (typed text, reason)
         connect_while_alive(self, row.events.entries, self._entries_changed)
 
     # -- Qt model API ----------------------------------------------------------
@@ -60,69 +52,37 @@ class ScoreTableModel(QAbstractTableModel):
             return tr("scores.col.label") if section == LABEL else tr("scores.col.value")
         return str(section + 1)
 
-    def flags(self, index):
-        return super().flags(index) | Qt.ItemFlag.ItemIsEditable
+    # -- the validated cells ------------------------------------------------------
+    def is_number(self, col: int) -> bool:
+        return col == VALUE
 
-    def data(self, index, role=Qt.ItemDataRole.DisplayRole):
-        if not index.isValid():
-            return None
-        r, c = index.row(), index.column()
-        entry = self.row.entries[r]
-        bad = self.invalid.get(r) if c == VALUE else None
-        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.EditRole):
-            if c == LABEL:
-                return entry.label
-            return bad[0] if bad else _show(entry.value)
-        if role == Qt.ItemDataRole.BackgroundRole and bad:
-            return QBrush(QColor(themes.current().invalid))
-        if role == Qt.ItemDataRole.ToolTipRole and bad:
-            return tr("scores.invalid", reason=bad[1], value=_show(entry.value))
-        if role == Qt.ItemDataRole.TextAlignmentRole and c == VALUE:
-            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        return None
+    def cell_text(self, row: int, col: int, *, edit: bool) -> str:
+        entry = self.row.entries[row]
+        return entry.label if col == LABEL else _show(entry.value)
 
-    def setData(self, index, value, role=Qt.ItemDataRole.EditRole) -> bool:
-        if role != Qt.ItemDataRole.EditRole or not index.isValid():
-            return False
-        r, c = index.row(), index.column()
-        if c == LABEL:
-            self.row.set_label(r, str(value))
-            return True
-        self.set_cell_text(r, str(value))
-        return True
+    def parse(self, text: str) -> tuple[float, str]:
+        return parse_score(text)
 
-    # -- editing -------------------------------------------------------------------
-    def set_cell_text(self, r: int, text: str) -> bool:
-        """Parse what the user typed into row ``r``; returns whether it was a number."""
-        try:
-            number, note = parse_score(text)
-        except ValueError as exc:
-            self.invalid[r] = (text, str(exc))
-            self._cell_changed(r)
-            self.message.emit(tr("scores.invalid", reason=exc, value=_show(self.row.entries[r].value)))
-            return False
-        self.invalid.pop(r, None)
-        self.row.set_value(r, number)
-        self._cell_changed(r)
-        if note:
-            self.message.emit(f"{self.row.entries[r].label}: {note}")
-        return True
+    def commit(self, row: int, col: int, value: float) -> None:
+        self.row.set_value(row, value)
 
-    def _cell_changed(self, r: int) -> None:
-        idx = self.index(r, VALUE)
-        self.dataChanged.emit(idx, idx)
+    def set_text(self, row: int, col: int, text: str) -> None:
+        self.row.set_label(row, text)
+
+    def invalid_text(self, row: int, col: int, reason: str) -> str:
+        return tr("scores.invalid", reason=reason, value=_show(self.row.entries[row].value))
+
+    def note_text(self, row: int, col: int, note: str) -> str:
+        return f"{self.row.entries[row].label}: {note}"
 
     def _entries_changed(self, new: tuple[Score, ...], old: tuple[Score, ...]) -> None:
         if len(new) != self._n:
-            self.beginResetModel()
-            self._n = len(new)
-            self.invalid.clear()
-            self.endResetModel()
+            self.reset_shape(lambda: setattr(self, "_n", len(new)))
             return
         for r, (a, b) in enumerate(zip(new, old)):
             if a.value != b.value:
-                self.invalid.pop(r, None)
-        self.dataChanged.emit(self.index(0, 0), self.index(self._n - 1, 1))
+                self.invalid.pop((r, VALUE), None)
+        self.refresh_all()
 
     # -- clipboard -----------------------------------------------------------------
     def to_tsv(self, rows: list[int], cols: list[int]) -> str:
@@ -142,8 +102,7 @@ class ScoreTableModel(QAbstractTableModel):
         that mostly are, is a header and is skipped.
         Rows are added as needed; the whole paste is one change (one undo).
         """
-        lines = [ln.split("\t") for ln in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
-        lines = [cells for cells in lines if any(c.strip() for c in cells)]
+        lines = split_tsv(text)
         if not lines:
             return 0, 0
 
@@ -154,19 +113,10 @@ class ScoreTableModel(QAbstractTableModel):
                 return cells[0]
             return None
 
-        def parses(cell: str | None) -> bool:
-            try:
-                parse_score(cell or "")
-            except ValueError:
-                return False
-            return True
-
-        if len(lines) > 1 and value_cell(lines[0]) is not None and not parses(value_cell(lines[0])):
-            if 2 * sum(parses(value_cell(c)) for c in lines[1:]) > len(lines) - 1:
-                lines = lines[1:]  # a header row: the first line alone is not numbers
+        lines = strip_header(lines, self.parses, lambda cells: [] if value_cell(cells) is None else [value_cell(cells)])
 
         entries = list(self.row.entries)
-        bad: dict[int, tuple[str, str]] = {}
+        bad: dict[tuple[int, int], tuple[str, str]] = {}
         for k, cells in enumerate(lines):
             r = start_row + k
             if r >= len(entries):
@@ -179,12 +129,10 @@ class ScoreTableModel(QAbstractTableModel):
                 try:
                     e = Score(e.label, parse_score(text)[0])
                 except ValueError as exc:
-                    bad[r] = (text, str(exc))
+                    bad[(r, VALUE)] = (text, str(exc))
             entries[r] = e
         self.row.set_entries(entries)
-        self.invalid.update(bad)
-        for r in bad:
-            self._cell_changed(r)
+        self.mark_invalid(bad)
         return len(lines), len(bad)
 
 

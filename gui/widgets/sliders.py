@@ -15,6 +15,8 @@ metadata asks for; :func:`param_form` lays out a form of them.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtWidgets import (
@@ -30,9 +32,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 from superqt.utils import signals_blocked
-
-from collections.abc import Callable, Sequence
-from typing import Any
 
 from gui.binding import connect_while_alive
 from gui.model.base import ViewModel
