@@ -89,7 +89,10 @@ from compute._precision import (
     to_bfloat16,
     underflow_threshold,
 )
-from compute._sampling import (
+from compute._chi_square import chi2_sf, chi_square_test
+from compute._curves import sampling_curves, top_indices, zipf_logits
+from compute._draws import gumbel_max_sample, gumbel_max_steps, gumbel_softmax, sample, sample_counts
+from compute._filters import (
     STAGE_KEPT,
     STAGE_MASKED,
     STAGE_MIN_P,
@@ -98,22 +101,10 @@ from compute._sampling import (
     STAGE_TOP_P,
     FilterResult,
     Stage,
-    MoERoute,
-    chi2_sf,
-    chi_square_test,
-    expert_load,
     filter_probs,
     filter_result,
-    gumbel_max_sample,
-    gumbel_max_steps,
-    gumbel_softmax,
-    moe_route,
-    sample,
-    sample_counts,
-    sampling_curves,
-    top_indices,
-    zipf_logits,
 )
+from compute._moe import MoERoute, expert_load, moe_route
 from compute._softmax import log_softmax, logsumexp, naive_softmax, softmax
 from compute._steps import (
     SoftmaxSteps,

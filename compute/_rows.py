@@ -20,6 +20,8 @@ from numpy.typing import ArrayLike, NDArray
 __all__: list[str] = []
 
 FloatArray = NDArray[np.floating[Any]]
+IntArray = NDArray[np.int64]
+BoolArray = NDArray[np.bool_]
 
 
 def _as_float_array(x: ArrayLike) -> FloatArray:

@@ -1,4 +1,4 @@
-"""compute.sampling against independent implementations.
+"""The LM head (filters, draws, router, chi-square, curves) against independent implementations.
 
 References: a plain Python loop over sorted probabilities for the knobs, a
 NumPy transcription of transformers' logits warpers (and the real ones when
@@ -17,16 +17,18 @@ import scipy.stats
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-import compute._sampling as cs
-from compute import Cancelled, entropy, softmax
-from compute._sampling import (
+import compute._draws as draws_mod
+import compute._filters as filters_mod
+from compute import (
     STAGE_KEPT,
     STAGE_MASKED,
     STAGE_MIN_P,
     STAGE_TOP_K,
     STAGE_TOP_P,
+    Cancelled,
     chi2_sf,
     chi_square_test,
+    entropy,
     expert_load,
     filter_probs,
     filter_result,
@@ -37,6 +39,7 @@ from compute._sampling import (
     sample,
     sample_counts,
     sampling_curves,
+    softmax,
     top_indices,
     zipf_logits,
 )
@@ -232,15 +235,15 @@ def test_top_p_exact_boundary_is_transformers():
     np.testing.assert_array_equal(filter_result(x, top_p=0.75).kept, [1, 1, 1])  # tie kept
     # the bucketed long-row path: one token of 1/2 and 4096 of 2**-13 (all exact)
     p = np.concatenate([[0.5], np.full(4096, 2.0**-13)])
-    assert cs._top_p_cut(p, 0.5) == 0.5
-    assert cs._top_p_cut(p, 0.5 + 2.0**-13) == 2.0**-13
-    assert cs._top_p_cut(p, 0.25) == 0.5
+    assert filters_mod._top_p_cut(p, 0.5) == 0.5
+    assert filters_mod._top_p_cut(p, 0.5 + 2.0**-13) == 2.0**-13
+    assert filters_mod._top_p_cut(p, 0.25) == 0.5
     # the boundary inside one bucket (a and b share exponent and top mantissa bits)
     a, b = 2.0**-4, 2.0**-4 + 2.0**-9
     for pad in (0, 3000):  # sorted path, bucketed path
         p = np.concatenate([np.zeros(pad), [a, b, 1 - a - b]])
-        assert cs._top_p_cut(p, 1 - a) == b  # a's tail is exactly 1 - top_p: removed
-        assert cs._top_p_cut(p, 1 - a + 2.0**-20) == a
+        assert filters_mod._top_p_cut(p, 1 - a) == b  # a's tail is exactly 1 - top_p: removed
+        assert filters_mod._top_p_cut(p, 1 - a + 2.0**-20) == a
 
 
 def test_stages_and_fields():
@@ -458,7 +461,7 @@ def test_gumbel_max_agrees_with_inverse_cdf():
 
 def test_gumbel_max_chunking_progress_and_cancel(monkeypatch):
     whole = gumbel_max_sample(ROW, 5000, 3, temperature=1.3)
-    monkeypatch.setattr(cs, "_GUMBEL_CHUNK_ELEMENTS", 64)  # 7 draws per chunk (9 tokens)
+    monkeypatch.setattr(draws_mod, "_GUMBEL_CHUNK_ELEMENTS", 64)  # 7 draws per chunk (9 tokens)
     seen = []
     chunked = gumbel_max_sample(ROW, 5000, 3, temperature=1.3, progress=lambda d, t: seen.append((d, t)))
     np.testing.assert_array_equal(whole, chunked)
@@ -485,7 +488,7 @@ def _run_steps(steps):
 
 
 def test_gumbel_max_steps_returns_the_draws_of_gumbel_max_sample(monkeypatch):
-    monkeypatch.setattr(cs, "_GUMBEL_CHUNK_ELEMENTS", 64)  # 7 draws per chunk (9 tokens)
+    monkeypatch.setattr(draws_mod, "_GUMBEL_CHUNK_ELEMENTS", 64)  # 7 draws per chunk (9 tokens)
     calls = []
     expected = gumbel_max_sample(ROW, 50, 3, temperature=1.3, top_k=6, progress=lambda d, t: calls.append((d, t)))
     seen, got = _run_steps(gumbel_max_steps(ROW, 50, 3, temperature=1.3, top_k=6))
@@ -498,7 +501,7 @@ def test_gumbel_max_steps_returns_the_draws_of_gumbel_max_sample(monkeypatch):
 
 
 def test_gumbel_max_steps_one_chunk_per_draw_and_eager_checks(monkeypatch):
-    monkeypatch.setattr(cs, "_GUMBEL_CHUNK_ELEMENTS", 1)  # one draw per chunk
+    monkeypatch.setattr(draws_mod, "_GUMBEL_CHUNK_ELEMENTS", 1)  # one draw per chunk
     seen, got = _run_steps(gumbel_max_steps(ROW, 6, 11))
     assert seen == [(i, 6) for i in range(1, 7)]
     assert np.array_equal(got, gumbel_max_sample(ROW, 6, 11))
