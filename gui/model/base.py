@@ -128,6 +128,19 @@ class ExportArray:
             raise ValueError("one row label is needed per row")
 
 
+def drain(steps: Any) -> Any:
+    """Run a job generator (yields progress, returns its result) to its end here; its result.
+
+    A model's background jobs are generators (see gui.widgets.jobs); headless
+    exports and flushes compute the same thing synchronously with this.
+    """
+    while True:
+        try:
+            next(steps)
+        except StopIteration as stop:
+            return stop.value
+
+
 class ViewModel:
     """Mixin for the evented dataclasses that hold one view's parameters.
 
