@@ -23,10 +23,7 @@ from compute._attention import (
     attention_memory,
     attention_scores,
     causal_mask,
-    dk_sweep,
-    dk_sweep_steps,
     masked_rows,
-    max_pool2d,
     padding_mask,
 )
 from compute.backends import (
@@ -40,6 +37,7 @@ from compute.backends import (
     unavailable_reasons,
 )
 from compute._checks import Cancelled, check_temperature
+from compute._flash import FlashStep, FlashTrace, flash_attention, flash_attention_trace
 from compute._gradients import (
     cross_entropy,
     cross_entropy_grad,
@@ -63,18 +61,15 @@ from compute._normalizers import (
 )
 from compute._online import (
     MEMORY_METHODS,
-    FlashStep,
-    FlashTrace,
     MemoryTraffic,
     OnlineStep,
     TreeNode,
     finish_softmax,
-    flash_attention,
-    flash_attention_trace,
     memory_passes,
     online_softmax_trace,
     tree_merge_trace,
 )
+from compute._pooling import max_pool2d
 from compute._precision import (
     PRECISION_DTYPES,
     SOFTMAX_METHODS,
@@ -91,6 +86,7 @@ from compute._precision import (
 )
 from compute._chi_square import chi2_sf, chi_square_test
 from compute._curves import sampling_curves, top_indices, zipf_logits
+from compute._dk_sweep import dk_sweep, dk_sweep_steps
 from compute._draws import gumbel_max_sample, gumbel_max_steps, gumbel_softmax, sample, sample_counts
 from compute._filters import (
     STAGE_KEPT,

@@ -15,21 +15,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from compute import attention, log_softmax, logsumexp, softmax
-from compute._online import (
+from compute import (
     MEMORY_METHODS,
-    block_partial,
-    finish_log_softmax,
-    finish_logsumexp,
+    attention,
     finish_softmax,
     flash_attention,
     flash_attention_trace,
+    log_softmax,
+    logsumexp,
     memory_passes,
-    merge,
     online_softmax_trace,
-    rescale,
+    softmax,
     tree_merge_trace,
 )
+from compute._online import block_partial, finish_log_softmax, finish_logsumexp, merge, rescale
 
 INF, NAN = np.inf, np.nan
 
