@@ -141,10 +141,13 @@ def gumbel_max_sample(
         int64 array of shape ``(n,)`` with values in ``[0, V)``.
     """
     n_checked, steps = _gumbel_max_setup(logits, n, seed, knobs, "gumbel_max_sample")
-    return _drive(steps, n_checked, progress, cancelled, "Gumbel-max sampling cancelled after {done} of {total} draws")
+    message = "Gumbel-max sampling cancelled after {done} of {total} draws"
+    return _drive(steps, n_checked, progress, cancelled, message)
 
 
-def gumbel_max_steps(logits: ArrayLike, n: int, seed: int, **knobs: Any) -> Generator[tuple[int, int], None, IntArray]:
+def gumbel_max_steps(
+    logits: ArrayLike, n: int, seed: int, **knobs: Any
+) -> Generator[tuple[int, int], None, IntArray]:
     """:func:`gumbel_max_sample` one chunk of draws at a time, as a generator.
 
     Yields ``(done, n)`` after each chunk of draws; its return value

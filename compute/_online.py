@@ -1,7 +1,7 @@
 """Online softmax (Milakov & Gimelshein 2018): the running max and sum.
 
 The primitives here are the one definition of the algorithm that the CUDA
-kernels run; the kernels' NumPy emulation (:mod:`compute.backends.emulate`)
+kernels run; the kernels' NumPy emulation (``tests/compute/kernel_emulation.py``)
 and the Online-softmax view are built from them.
 
 A *partial* of a block of scores ``x`` is the pair ``(m, d)``: ``m`` the

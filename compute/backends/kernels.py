@@ -3,7 +3,7 @@
 Pure Python and NumPy: nothing here needs CuPy or a GPU except
 :func:`compile_ptx`, which needs only NVRTC (``cupy.cuda.nvrtc``; no device,
 no driver).  The launcher (:mod:`compute.backends.cupy_backend`) and the
-NumPy emulation (:mod:`compute.backends.emulate`) both take their
+NumPy emulation (``tests/compute/kernel_emulation.py``) both take their
 decomposition from :func:`launch_plan`, so the two cannot drift apart.
 
 Paths for a row of ``n`` elements (``rows`` rows, storage dtype ``dtype``):

@@ -1,4 +1,4 @@
-"""The kernels' decomposition, replayed in NumPy (compute.backends.emulate), against compute.softmax.
+"""The kernels' decomposition, replayed in NumPy (tests/compute/kernel_emulation), against compute.softmax.
 
 The emulation takes its plan from kernels.launch_plan, so these tests check
 the decomposition the GPU runs (paths, packets per thread, merge order,
@@ -21,7 +21,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import compute
-from compute.backends import emulate, kernels
+from compute.backends import kernels
+from tests.compute import kernel_emulation as emulate
 from tests.compute.support import INF, NAN, ref
 
 KINDS = ("softmax", "log_softmax", "logsumexp")

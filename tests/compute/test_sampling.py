@@ -490,7 +490,8 @@ def _run_steps(steps):
 def test_gumbel_max_steps_returns_the_draws_of_gumbel_max_sample(monkeypatch):
     monkeypatch.setattr(draws_mod, "_GUMBEL_CHUNK_ELEMENTS", 64)  # 7 draws per chunk (9 tokens)
     calls = []
-    expected = gumbel_max_sample(ROW, 50, 3, temperature=1.3, top_k=6, progress=lambda d, t: calls.append((d, t)))
+    expected = gumbel_max_sample(ROW, 50, 3, temperature=1.3, top_k=6,
+                                 progress=lambda d, t: calls.append((d, t)))
     seen, got = _run_steps(gumbel_max_steps(ROW, 50, 3, temperature=1.3, top_k=6))
     assert got.dtype == np.int64 and np.array_equal(got, expected)
     assert seen == calls

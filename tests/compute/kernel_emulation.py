@@ -1,4 +1,4 @@
-"""NumPy replay of the CUDA kernels' decomposition, built from :mod:`compute.online`.
+"""NumPy replay of the CUDA kernels' decomposition, built from :mod:`compute._online`.
 
 Each function runs the same decomposition as the kernel it names, taken
 from the same :func:`compute.backends.kernels.launch_plan`: the same packets
@@ -15,7 +15,7 @@ A butterfly step is commutative (``merge(a, b)`` and ``merge(b, a)`` round
 the same), so every lane ends with lane 0's value, which is what a halving
 tree over the lanes computes; that is how it is replayed here.
 
-The arithmetic is that of :mod:`compute.online` (so it divides by ``T``
+The arithmetic is that of :mod:`compute._online` (so it divides by ``T``
 where a kernel multiplies by ``1/T``), in the input's working precision
 (float16 in float32): the tests run it in float64 against
 :func:`compute.softmax` and friends.  Speed is not a goal; use small rows or a
