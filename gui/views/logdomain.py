@@ -131,7 +131,7 @@ class LsePlot(_LegendPlot):
         style_current(theme, self.markers, self.now_line)
         self._style_legends(theme)
 
-    def set_result(self, r: LogDomainResult) -> None:
+    def show_result(self, r: LogDomainResult) -> None:
         c = r.curves
         if c is not self._shown:  # the model caches them: new scores, new object
             self._shown = c
@@ -176,7 +176,7 @@ class SigmoidPlot(_LegendPlot):
         style_current(theme, self.marker, self.now_line)
         self._style_legends(theme)
 
-    def set_result(self, r: LogDomainResult) -> None:
+    def show_result(self, r: LogDomainResult) -> None:
         s = r.sigmoid
         if s.d is not self._shown:  # the grid is cached: redraw when it changes
             self._shown = s.d
@@ -213,7 +213,7 @@ class DifferencePlot(_LegendPlot):
         style_current(theme, self.marker, self.now_line)
         self._style_legends(theme)
 
-    def set_result(self, r: LogDomainResult) -> None:
+    def show_result(self, r: LogDomainResult) -> None:
         s = r.sigmoid
         if s.d is not self._shown:  # the grid is cached: redraw when it changes
             self._shown = s.d
@@ -277,7 +277,8 @@ class LogTableWidget(QTableWidget):
         """"underflow", "lost" or "" for a cell (for tests)."""
         return self._shown[row][column][1]
 
-    def show_table(self, labels: tuple[str, ...], t: LogTable, theme: themes.Theme) -> None:
+    def show_result(self, result: LogDomainResult) -> None:
+        labels, t, theme = result.labels, result.log_table, themes.current()
         n = len(labels)
         if self.rowCount() != n:
             self.setRowCount(n)
@@ -368,11 +369,11 @@ class LogDomainView(BaseView):
 
     def redraw(self) -> None:
         r = self.model.result(self.scores)
-        self.lse.set_result(r)
+        self.lse.show_result(r)
         self.gradient.set_data(bar_labels(r.labels), [r.grad_softmax, r.grad_fd])
-        self.sigmoid.set_result(r)
-        self.difference.set_result(r)
-        self.table.show_table(r.labels, r.log_table, themes.current())
+        self.sigmoid.show_result(r)
+        self.difference.show_result(r)
+        self.table.show_result(r)
 
         out = self.readouts
         out["logdomain.readout.lse"].setText(fmt(r.lse))

@@ -112,7 +112,7 @@ def test_heatmap_shows_the_jacobian_and_a_click_picks_the_column(qtbot, make_vie
     assert model.column == 3  # tokens are numbered from 1
     settle(qtbot, view)
     np.testing.assert_array_equal(view.column_bars.heights[0], compute.softmax_jacobian(p)[:, 2])
-    assert "Token 3" in view.column_bars._title
+    assert "Token 3" in view.column_bars.getPlotItem().titleLabel.text
     assert view.heatmap.highlight.isVisible()
     assert view.heatmap.highlight.rect().x() == 2
 
