@@ -95,7 +95,8 @@ def test_gumbel_max_and_inverse_cdf_histograms_agree(model):
     a = model.draw()
     model.draw_method = "gumbel_max"
     b = model.draw()
-    assert b.inputs.method == "gumbel_max" and a.inputs.method == "inverse_cdf"
+    assert b.inputs.method == "gumbel_max"
+    assert a.inputs.method == "inverse_cdf"
     keep = (a.counts + b.counts) >= 10
     table = np.vstack([a.counts[keep], b.counts[keep]])
     assert stats.chi2_contingency(table).pvalue > 1e-3
@@ -137,7 +138,8 @@ def test_gumbel_softmax_sharpens_as_tau_falls(model):
     assert np.all(np.diff(s) <= 1e-12)  # the largest entry only grows as tau falls
     relaxed, hard = model.gumbel()
     assert relaxed.sum() == pytest.approx(1.0)
-    assert hard.sum() == 1 and hard[np.argmax(relaxed)] == 1
+    assert hard.sum() == 1
+    assert hard[np.argmax(relaxed)] == 1
 
 
 def test_router_weights_and_loads():
@@ -193,7 +195,8 @@ def test_bad_logit_files_are_refused_and_nothing_changes(tmp_path, model, array,
     before = model.to_dict()
     with pytest.raises(LoadError, match=match):
         model.set_param("logits_file", str(path))
-    assert model.to_dict() == before and model.loaded is None
+    assert model.to_dict() == before
+    assert model.loaded is None
 
 
 def test_a_file_that_is_not_numpy_is_refused(tmp_path):
@@ -222,13 +225,14 @@ def test_bars_show_the_model(view):
 
 def test_switching_a_knob_off_redraws(qtbot, view):
     kept = view.model.result(view.scores).kept
-    view.switches["top_k"].setChecked(False)
-    view.switches["top_p"].setChecked(False)
-    assert view.model.top_k_on == "off" and view.model.top_p_on == "off"
+    view.controls["top_k_on"].setChecked(False)
+    view.controls["top_p_on"].setChecked(False)
+    assert view.model.top_k_on == "off"
+    assert view.model.top_p_on == "off"
     view.flush()
     assert view.readouts["sampling.readout.kept"].text().startswith("3,000")
     assert kept < 3000
-    assert not view.knob_sliders["top_k"].isEnabled()
+    assert not view.controls["top_k"].isEnabled()
 
 
 def test_observed_counts_sit_beside_expected(view):
@@ -243,15 +247,16 @@ def test_observed_counts_sit_beside_expected(view):
 
 def test_big_draws_run_in_a_worker_and_land(qtbot, view):
     view.model.set_param("draws", 1_000_000)  # above the synchronous limit
-    view._redraw()
-    assert view.draws_running
-    assert view.progress_row.isVisibleTo(view)
-    qtbot.waitUntil(lambda: not view.draws_running, timeout=60_000)
+    view.redraw()
+    assert view.job.busy
+    assert view.progress.isVisibleTo(view)
+    qtbot.waitUntil(lambda: not view.job.busy, timeout=60_000)
     d = view.model.cached_draws(view.scores)
-    assert d is not None and d.counts.sum() == 1_000_000
+    assert d is not None
+    assert d.counts.sum() == 1_000_000
     _expected, observed = view.draw_bars.heights
     np.testing.assert_allclose(observed, d.counts[view.model.result(view.scores).shown])
-    assert not view.progress_row.isVisibleTo(view)
+    assert not view.progress.isVisibleTo(view)
 
 
 def test_gumbel_draws_can_be_cancelled(qtbot, view):
@@ -259,12 +264,13 @@ def test_gumbel_draws_can_be_cancelled(qtbot, view):
     m.top_k_on = m.top_p_on = "off"
     m.draw_method = "gumbel_max"
     m.set_param("draws", 1_000_000)  # 3e9 steps: minutes, unless cancelled
-    view._redraw()
-    assert view.draws_running
+    view.redraw()
+    assert view.job.busy
     view.cancel_draws()
-    qtbot.waitUntil(lambda: not view.draws_running, timeout=60_000)
+    qtbot.waitUntil(lambda: not view.job.running, timeout=60_000)
     view.flush()  # a cancelled job is not restarted, not even by a flush's redraw
-    assert not view.draws_running
+    assert not view.job.busy
+    assert not view.job.running
     assert m.cached_draws(view.scores) is None
     assert view.readouts["sampling.readout.chi2"].text() == "Drawing cancelled"
     m.set_param("draws", 1000)  # new inputs draw again
@@ -277,7 +283,8 @@ def test_router_tab_draws(qtbot, view):
     view.flush()
     rt = view.model.router()
     tokens, experts = view.router_map.matrix.shape
-    assert experts == view.model.experts and tokens == 24
+    assert experts == view.model.experts
+    assert tokens == 24
     np.testing.assert_allclose(view.router_map.matrix, rt.dense[:24])
     routed, mass = view.router_load.heights
     np.testing.assert_allclose(routed.sum(), 1.0)
@@ -293,7 +300,8 @@ def test_a_bad_file_shows_an_error_and_keeps_the_state(tmp_path, view):
     messages = []
     view.status.connect(messages.append)
     assert not view.load_path(path)
-    assert "NaN" in messages[-1] and "NaN" in view.note.text()
+    assert "NaN" in messages[-1]
+    assert "NaN" in view.note.text()
     assert view.model.logits == "zipf"
 
 
@@ -304,8 +312,10 @@ def test_exports_every_plot_and_the_arrays(tmp_path, view):
     names = {p.name for p in written}
     for key in ("tokens", "cumulative", "draws", "temperature_curves", "gumbel", "gumbel_sharpening",
                 "router_gates", "router_load"):
-        assert f"sampling_{key}.png" in names and f"sampling_{key}.svg" in names
-    assert "sampling_vocabulary.csv" not in names and "sampling_top_tokens.csv" in names
+        assert f"sampling_{key}.png" in names
+        assert f"sampling_{key}.svg" in names
+    assert "sampling_vocabulary.csv" not in names
+    assert "sampling_top_tokens.csv" in names
     data = read_npz(tmp_path / "sampling.npz")
     assert data["logits"].shape == (3000,)
     np.testing.assert_allclose(data["filtered"].sum(), 1.0)

@@ -1,0 +1,97 @@
+"""Seeded draws from the filtered distribution and their chi-square test, as one pure generator.
+
+:func:`draw_steps` is the job function of the Sampling view: a generator
+over an immutable :class:`DrawInputs` snapshot that yields its progress as
+a fraction in 0..1 and returns the :class:`DrawResult` (the window runs it
+in a :class:`gui.widgets.jobs.Job`; a cancel takes effect at its next
+``yield``).  :func:`compute_draws` drains the same generator on the calling
+thread (small draws, exports).  :func:`needs_worker` says which draws are
+too big for the GUI thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+import compute
+from gui.model.base import drain
+from gui.model.sampling.vocabulary import Vocabulary
+
+#: min_expected of the chi-square test: bins expected below it are pooled.
+MIN_EXPECTED = 5.0
+#: Draws that take more work than this (draws x candidate tokens for Gumbel-max,
+#: draws for the inverse CDF) run in the background, with a progress bar and Cancel.
+SYNC_GUMBEL_WORK = 2_000_000
+SYNC_DRAWS = 200_000
+
+
+@dataclass(frozen=True, eq=False)
+class DrawInputs:
+    """Everything a set of draws depends on (an immutable snapshot; ``key`` identifies it)."""
+
+    vocab: Vocabulary
+    knobs: dict[str, Any]
+    n: int
+    seed: int
+    method: str
+
+    @property
+    def key(self) -> tuple:
+        return (self.vocab.key, tuple(sorted(self.knobs.items())), self.n, self.seed, self.method)
+
+
+@dataclass(frozen=True, eq=False)
+class DrawResult:
+    inputs: DrawInputs
+    draws: np.ndarray  # (n,) token ids
+    counts: np.ndarray  # (V,) observed counts
+    expected: np.ndarray  # (V,) n * filtered probabilities
+    chi2: float
+    dof: int
+    p_value: float
+
+
+def needs_worker(inputs: DrawInputs, kept: int) -> bool:
+    """Whether these draws are too much work for the GUI thread (``kept``: tokens left by the knobs)."""
+    if inputs.method == "gumbel_max":
+        return inputs.n * kept > SYNC_GUMBEL_WORK
+    return inputs.n > SYNC_DRAWS
+
+
+def _fractions(steps: Iterator[tuple[int, int]]) -> Generator[float, None, Any]:
+    """Relay ``(done, total)`` steps as fractions; return the steps' own return value."""
+    while True:
+        try:
+            done, total = next(steps)
+        except StopIteration as stop:
+            return stop.value
+        yield done / total if total else 1.0
+
+
+def draw_steps(inputs: DrawInputs) -> Generator[float, None, DrawResult]:
+    """Draw ``n`` tokens and test them against the filtered distribution (pure; thread-safe).
+
+    Yields progress fractions (after each chunk of Gumbel-max draws; once,
+    1.0, for the inverse CDF) and returns the DrawResult.
+    """
+    logits = inputs.vocab.logits
+    if inputs.method == "gumbel_max":
+        draws = yield from _fractions(compute.gumbel_max_steps(logits, inputs.n, inputs.seed, **inputs.knobs))
+    else:
+        draws = compute.sample(logits, inputs.n, inputs.seed, **inputs.knobs)
+        yield 1.0
+    filtered = compute.filter_probs(logits, **inputs.knobs)
+    counts = np.bincount(draws, minlength=logits.size)
+    expected = inputs.n * filtered
+    keep = filtered > 0
+    stat, dof, p = compute.chi_square_test(counts[keep], expected[keep], min_expected=MIN_EXPECTED)
+    return DrawResult(inputs, draws, counts, expected, float(stat), int(dof), float(p))
+
+
+def compute_draws(inputs: DrawInputs) -> DrawResult:
+    """:func:`draw_steps` run to its end on the calling thread."""
+    return drain(draw_steps(inputs))

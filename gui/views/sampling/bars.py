@@ -1,0 +1,67 @@
+"""Bar plots of the Sampling view: the top tokens before and after the knobs, and the shared bar kinds.
+
+:class:`FitBars` are grouped bars whose y range fits the tallest bar;
+:class:`StageBars` add to the hover text which knob cut the token under
+the mouse (a :class:`compute.Stage`, one UI text per stage).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from compute import Stage
+from gui.model.sampling import SamplingResult
+from gui.model.texts import tr
+from gui.widgets.plot import BarChart
+
+
+def stage_text(code: int) -> str:
+    """The UI text of a stage code: ``sampling.stage.kept``, ``sampling.stage.top_k``, ..."""
+    return tr(f"sampling.stage.{Stage(int(code)).name.lower()}")
+
+
+class FitBars(BarChart):
+    """Grouped bars without value labels; the y range fits the tallest bar."""
+
+    def __init__(self, title: str, series, **kwargs):
+        super().__init__(title, series, value_labels=False, **kwargs)
+
+    def show_bars(self, labels: Sequence[str], heights: Sequence[np.ndarray]) -> None:
+        self.set_data(labels, heights)
+        finite = [np.nan_to_num(h) for h in heights]
+        top = max((float(h.max()) for h in finite if h.size), default=1.0)
+        self.set_y_range(0.0, top * 1.15 if top > 0 else 1.0)
+
+
+class StageBars(FitBars):
+    """Bars over tokens; the hover text says which knob cut the token (or that it was kept)."""
+
+    def __init__(self, title: str, series, **kwargs):
+        self.stages: np.ndarray = np.zeros(0, dtype=np.int8)
+        super().__init__(title, series, **kwargs)
+
+    def show_stage_bars(self, labels: Sequence[str], heights: Sequence[np.ndarray], stages: np.ndarray) -> None:
+        self.stages = np.asarray(stages)
+        self.show_bars(labels, heights)
+
+    def _describe_bar(self, x: float, y: float) -> str:
+        text = super()._describe_bar(x, y)
+        i = int(round(x))
+        if text and 0 <= i < self.stages.size:
+            text += " — " + stage_text(self.stages[i])
+        return text
+
+
+class TokenPlot(StageBars):
+    """The most probable tokens: softmax(z / T) beside what is sampled from after the cuts."""
+
+    def __init__(self):
+        super().__init__(tr("sampling.bars.title"), [(tr("sampling.bars.before"), "secondary"),
+                                                     (tr("sampling.bars.after"), "accent")],
+                         y_label=tr("sampling.bars.y"))
+
+    def show_result(self, r: SamplingResult) -> None:
+        ids = r.shown
+        self.show_stage_bars(r.labels, [r.probs[ids], r.filtered[ids]], r.stage[ids])

@@ -1,0 +1,174 @@
+"""Sampling: the LM head's knobs (temperature, top-k, top-p, min-p), seeded draws, Gumbel, the MoE router.
+
+The view only builds and wires: the model computes every result, each
+panel draws one in its ``show_result``.  Small draws are made on the GUI
+thread; large ones (see ``gui.model.sampling.needs_worker``) run in a
+:class:`~gui.widgets.jobs.Job` over the model's ``draw_steps`` generator,
+with a progress bar and Cancel, while the expected counts stay on screen.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtWidgets import QGridLayout, QLabel, QTabWidget, QWidget
+
+from gui.model.sampling import CURVE_T, DrawResult, SamplingModel, SamplingResult, draw_steps, needs_worker
+from gui.model.texts import tr
+from gui.views.base import BaseView
+from gui.views.sampling.bars import TokenPlot
+from gui.views.sampling.controls import VocabularyBox, form_box, knobs_box
+from gui.views.sampling.curves import CumulativePlot, CurvePlot
+from gui.views.sampling.draws import READOUTS, DrawPlot, DrawProgress, DrawState, Readouts
+from gui.views.sampling.gumbel import GumbelTab
+from gui.views.sampling.router import ROUTER_READOUTS, RouterTab
+from gui.widgets.jobs import Job
+
+
+class SamplingView(BaseView):
+    model: SamplingModel
+
+    def build(self) -> None:
+        m = self.model
+        self._sync = False  # flush(): draw on this thread whatever the size
+        self.controls: dict[str, QWidget] = {}  # every parameter control, by parameter name
+        self.job = Job(draw_steps, parent=self)
+
+        # -- controls ------------------------------------------------------------------
+        self.vocabulary = VocabularyBox(m, self.score_editor(), self._load_file, self._refused, self.controls)
+        self.vocabulary.files.message.connect(lambda text, error: self.tell(text, error=error))
+        self.vocabulary.files.accept_drops_on(self)
+        self.editor = self.vocabulary.editor
+        knobs = knobs_box(m, self._refused, self.controls)
+        self.progress = DrawProgress()
+        draws = form_box(tr("sampling.group.draws"), m, ("draws", "draw_method"), self._refused, self.controls,
+                         self.progress)
+        more = form_box(tr("sampling.group.more"), m, ("tau", "shown", "t_curve"), self._refused, self.controls)
+        readouts = self.readout_box(READOUTS)
+        self.summary = Readouts(self.readouts)
+        self.note = QLabel()
+        self.note.setWordWrap(True)
+        self.note.setObjectName("sampling.note")
+
+        # -- plots ----------------------------------------------------------------------
+        self.bars = self.add_plot("tokens", TokenPlot())
+        self.cumulative = self.add_plot("cumulative", CumulativePlot())
+        self.draw_bars = self.add_plot("draws", DrawPlot())
+        self.curves = self.add_plot("temperature_curves", CurvePlot(
+            tr("sampling.curves.title"), x_label=tr("plot.entropy.x"), y_label=tr("sampling.curve.entropy"),
+            x_range=(float(CURVE_T[0]), float(CURVE_T[-1])), x_name="T"))
+        self.gumbel_tab = GumbelTab()
+        self.gumbel = self.add_plot("gumbel", self.gumbel_tab.bars)
+        self.sharpening = self.add_plot("gumbel_sharpening", self.gumbel_tab.sharpening)
+        self.router_tab = RouterTab(m, self.readout_box(ROUTER_READOUTS), self.readouts, self._refused, self.controls)
+        self.router_map = self.add_plot("router_gates", self.router_tab.gates)
+        self.router_load = self.add_plot("router_load", self.router_tab.load)
+
+        vocab_tab = QWidget()
+        grid = QGridLayout(vocab_tab)
+        grid.setContentsMargins(0, 0, 0, 0)
+        for i, plot in enumerate((self.bars, self.cumulative, self.draw_bars, self.curves)):
+            grid.addWidget(plot, i // 2, i % 2)
+        grid.setColumnStretch(0, 3)
+        grid.setColumnStretch(1, 2)
+        self.tabs = QTabWidget()
+        self.tabs.setObjectName("sampling.tabs")
+        self.tabs.addTab(vocab_tab, tr("sampling.tab.vocab"))
+        self.tabs.addTab(self.gumbel_tab, tr("sampling.tab.gumbel"))
+        self.tabs.addTab(self.router_tab, tr("sampling.tab.router"))
+        self.tabs.currentChanged.connect(self._state_changed)
+        self.arrange([self.vocabulary, knobs, draws, more, readouts, self.note], self.tabs, min_width=330)
+
+        # -- the background draws ------------------------------------------------------
+        self.job.busy_changed.connect(self.progress.show_busy)
+        self.job.progressed.connect(self.progress.show_fraction)
+        self.job.delivered.connect(self._draws_delivered)
+        self.job.failed.connect(lambda _key, text: self.tell(text, error=True))
+        self.progress.cancel.connect(self.cancel_draws)
+
+    # -- messages and files --------------------------------------------------------------------
+    def tell(self, text: str, *, error: bool = False) -> None:
+        self.status.emit(text)
+        if error:
+            self.note.setText(text)
+
+    def _refused(self, text: str) -> None:
+        self.tell(text, error=True)
+
+    def _load_file(self, path: str) -> str:
+        self.model.set_param("logits_file", path)  # a bad file raises LoadError; nothing changes
+        return tr("sampling.loaded", name=Path(path).name, v=f"{self.model.loaded.size:,}")
+
+    def load_path(self, path: str | Path) -> bool:
+        """Load a logits file as the Load button or a drop does; False (and a message) if refused."""
+        return self.vocabulary.files.load_path(path)
+
+    # -- draws ---------------------------------------------------------------------------------
+    def _draw_state(self, r: SamplingResult) -> DrawState:
+        """The draws of the current inputs: made here if small, else asked of the job (None meanwhile)."""
+        m = self.model
+        d = m.cached_draws(self.scores)
+        if d is None:
+            inputs = m.draw_inputs(self.scores)
+            if inputs.key == self.job.cancelled_key:  # not restarted until an input changes
+                return DrawState(r, m.draws, None, cancelled=True)
+            if self._sync or not needs_worker(inputs, r.kept):
+                d = m.draw(self.scores)
+            else:
+                self.job.request(inputs.key, inputs)
+        return DrawState(r, m.draws, d)
+
+    def _draws_delivered(self, _key, result: DrawResult) -> None:
+        self.model.store_draws(result, self.scores)  # refused if the inputs changed meanwhile
+        self._redraw()
+
+    def cancel_draws(self) -> None:
+        self.job.cancel()
+        self.tell(tr("sampling.draws.cancelled"))
+        self.schedule_redraw()
+
+    def shutdown(self) -> None:
+        self.job.shutdown()
+
+    def closeEvent(self, event) -> None:
+        self.shutdown()
+        super().closeEvent(event)
+
+    def flush(self) -> None:
+        """Redraw now with the current draws (made here if needed), so exports are never stale."""
+        self.job.wait()
+        self._sync = True
+        try:
+            super().flush()
+        finally:
+            self._sync = False
+
+    # -- drawing -------------------------------------------------------------------------------
+    def redraw(self) -> None:
+        m = self.model
+        self.vocabulary.show_result(m)
+        notes = []
+        if m.logits == "file" and m.loaded is None:
+            notes.append(tr("sampling.no_file.note"))
+        try:
+            r = m.result(self.scores)
+        except ValueError as exc:
+            self.note.setText(str(exc))
+            return
+        state = self._draw_state(r)
+        self.bars.show_result(r)
+        self.cumulative.show_result(r)
+        self.draw_bars.show_result(state)
+        self.summary.show_result(state)
+        if state.draws is None:
+            notes.append(tr("sampling.draws.cancelled.note" if state.cancelled else "sampling.draws.note"))
+        self.curves.show_result(m.t_curve_result(self.scores))
+        tab = self.tabs.currentWidget()
+        if tab is self.gumbel_tab or self._sync:  # 41 softmaxes of V: only when shown
+            g = m.gumbel_result(self.scores)
+            self.gumbel_tab.show_result(g)
+            if not g.hard_shown:
+                notes.append(tr("sampling.gumbel.outside", label=g.hard_label))
+        if tab is self.router_tab or self._sync:
+            self.router_tab.show_result(m.router())
+        self.note.setText("\n".join(notes))
