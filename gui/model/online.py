@@ -1,20 +1,26 @@
 """The Online-softmax view's model: the kernels' algorithm, one step at a time.
 
-Three modes, all driven by the NumPy emulation in :mod:`compute.online`:
+Three modes, all driven by compute's NumPy emulation of the kernels:
 
 * ``sequential``: the row is read in blocks of ``block_size`` scores; each step
   merges one block's (m, d) into the running (m, d)
-  (:func:`compute.online.online_softmax_trace`);
+  (:func:`compute.online_softmax_trace`);
 * ``tree``: every block's (m, d) at once, then merged pairwise, level by
-  level, up to one root (:func:`compute.online.tree_merge_trace`);
+  level, up to one root (:func:`compute.tree_merge_trace`);
 * ``attention``: FlashAttention's loop over K/V tiles for random seeded
   Q, K, V: a running max m, sum l and output accumulator per query row,
-  rescaled at every tile (:func:`compute.online.flash_attention_trace`).
+  rescaled at every tile (:func:`compute.flash_attention_trace`).
 
 The row is the shared score row (``row = scores``) or a seeded random row of
 ``length`` scores (``row = random``).  ``step`` is how many steps are done:
 0 is the start, the number of steps the end; larger values are clamped, so the
 default (the maximum) shows the finished run.
+
+:meth:`OnlineModel.applies` says which parameters the current mode uses and
+:meth:`OnlineModel.bounds` the range a control offers now: the block size at
+most the row's length, the tile at most ``n``, the step ``0 .. n_steps``.
+For the shared row those need its length: :meth:`OnlineModel.attach` gives
+the model the row it reads.
 """
 
 from __future__ import annotations
@@ -219,8 +225,8 @@ class OnlineModel(ViewModel):
     name: ClassVar[str] = "online"
     mode: str = choice("sequential", MODES)
     row: str = choice("random", ROWS)
-    row_length: int = param(16, minimum=2, maximum=MAX_LENGTH, integer=True)
-    seed: int = param(0, minimum=0, maximum=2**31 - 1, integer=True)
+    row_length: int = param(16, minimum=2, maximum=MAX_LENGTH, integer=True, control="spin")
+    seed: int = param(0, minimum=0, maximum=2**31 - 1, integer=True, control="spin")
     block_size: int = param(4, minimum=1, maximum=MAX_BLOCK, integer=True)
     temperature: float = param(1.0, minimum=0.01, maximum=100.0, log=True)
     step: int = param(MAX_STEP, minimum=0, maximum=MAX_STEP, integer=True)
@@ -234,6 +240,50 @@ class OnlineModel(ViewModel):
         self._trace: list | None = None
         self._attention_key: tuple | None = None
         self._attention: tuple | None = None
+        self._scores: ScoreRow | None = None
+
+    def attach(self, scores: ScoreRow) -> None:
+        """Read ``scores`` (the shared row) for :meth:`bounds` and :meth:`n_steps` without an argument."""
+        self._scores = scores
+
+    # -- which parameters apply, and their ranges now ----------------------------------------
+    @property
+    def reads_scores(self) -> bool:
+        """Whether the run is over the shared score row (its table is shown)."""
+        return self.mode != "attention" and self.row == "scores"
+
+    def applies(self, name: str) -> bool:
+        attention = self.mode == "attention"
+        if name in ("n", "d_k", "tile", "causal"):
+            return attention
+        if name in ("row", "block_size", "temperature"):
+            return not attention
+        if name == "row_length":
+            return not attention and self.row == "random"
+        if name == "seed":
+            return attention or self.row == "random"
+        return True  # mode, step
+
+    def row_size(self) -> int | None:
+        """How many scores the row holds (None for the shared row when none is attached)."""
+        if self.row == "random":
+            return self.row_length
+        return None if self._scores is None else len(self._scores.values)
+
+    def bounds(self, name: str) -> tuple[float, float]:
+        lo, hi = super().bounds(name)
+        if name == "block_size":
+            size = self.row_size()
+            return lo, hi if size is None else max(lo, min(hi, size))
+        if name == "tile":
+            return lo, max(lo, min(hi, self.n))
+        if name == "step":
+            return 0, self.n_steps()
+        return lo, hi
+
+    def clamped_step(self, n_steps: int) -> int:
+        """``step`` within 0 .. n_steps (larger values mean the end)."""
+        return min(max(self.step, 0), n_steps)
 
     # -- the row --------------------------------------------------------------------------
     def values(self, scores: ScoreRow) -> tuple[np.ndarray, tuple[str, ...]]:
@@ -251,10 +301,15 @@ class OnlineModel(ViewModel):
             self._trace_key = key
         return self._trace
 
-    def n_steps(self, scores: ScoreRow) -> int:
-        """How many steps the current mode takes (the step slider's end)."""
+    def n_steps(self, scores: ScoreRow | None = None) -> int:
+        """How many steps the current mode takes (the step slider's end).
+
+        ``scores`` defaults to the attached row (or, without one, the default row).
+        """
         if self.mode == "attention":
             return math.ceil(self.n / self.tile)
+        if scores is None:
+            scores = self._scores if self._scores is not None else ScoreRow()
         x, _labels = self.values(scores)
         return len(self.trace(x))
 
@@ -263,7 +318,7 @@ class OnlineModel(ViewModel):
         t = self.temperature
         trace = self.trace(x)
         n_steps = len(trace)
-        step = min(self.step, n_steps)
+        step = self.clamped_step(n_steps)
         partial = np.full(len(x), np.nan)
         steps: list[OnlineStep] = trace if self.mode == "sequential" else []
         levels: list[list[TreeNode]] = trace if self.mode == "tree" else []
@@ -298,7 +353,7 @@ class OnlineModel(ViewModel):
         q, k, v, causal, trace, scores, reference, lse = self._attention
         n_steps = len(trace.steps)
         return AttentionRun(q, k, v, causal, self.tile, trace, scores, reference, lse, n_steps,
-                            min(self.step, n_steps))
+                            self.clamped_step(n_steps))
 
     def result(self, scores: ScoreRow) -> RowResult | AttentionRun:
         return self.attention_run() if self.mode == "attention" else self.row_result(scores)

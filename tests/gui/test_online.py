@@ -38,8 +38,13 @@ def test_defaults_show_the_finished_sequential_run_over_a_random_row():
     model = OnlineModel()
     r = model.result(row(DEFAULT))
     x = random_row(16, 0)
-    assert np.array_equal(r.values, x) and r.labels[0] == "1" and len(r.labels) == 16
-    assert r.n_steps == 4 and r.step == 4 and r.done and model.step == MAX_STEP
+    assert np.array_equal(r.values, x)
+    assert r.labels[0] == "1"
+    assert len(r.labels) == 16
+    assert r.n_steps == 4
+    assert r.step == 4
+    assert r.done
+    assert model.step == MAX_STEP
     np.testing.assert_allclose(r.online, compute.softmax(x), rtol=1e-13)
     assert r.max_abs_difference < 1e-15
     assert np.array_equal(r.partial, r.online)
@@ -54,24 +59,30 @@ def test_steps_array_is_the_trace():
     trace = online_softmax_trace(np.array([-1.0, 0.5, 2.0, 1.0, 3.0]), 3, 0.5)
     assert a["steps"].data[:, 7].tolist() == [s.m_after for s in trace] == [2.0, 3.0]
     assert a["steps"].data[1, 9] == trace[1].rescale == pytest.approx(math.exp((2.0 - 3.0) / 0.5))
-    assert a["result"].columns == RESULT_COLUMNS and a["result"].rows == scores.labels
+    assert a["result"].columns == RESULT_COLUMNS
+    assert a["result"].rows == scores.labels
     assert a["result"].data[:, 1].tolist() == [0, 0, 0, 1, 1]  # the block of each score
     np.testing.assert_allclose(a["result"].data[:, 3], compute.softmax(scores.values, temperature=0.5))
     assert a["passes"].rows == ("safe", "online", "fused")
     assert a["passes"].data[:, 0].tolist() == [3, 2, 1]
     assert a["passes"].data[:, 3].tolist() == [5 * 4 * 4, 5 * 4 * 3, 5 * 4 * 2]  # float32 bytes
     summary = dict(zip(a["summary"].columns, a["summary"].data[0]))
-    assert summary["steps"] == 2 and summary["step"] == 2 and summary["m"] == 3.0
+    assert summary["steps"] == 2
+    assert summary["step"] == 2
+    assert summary["m"] == 3.0
 
 
 def test_step_is_clamped_and_partial_covers_what_was_read():
     model = OnlineModel(row="scores", block_size=1, step=0)
     scores = row(DEFAULT)
     r = model.result(scores)
-    assert r.step == 0 and r.current is None and np.isnan(r.partial).all()
+    assert r.step == 0
+    assert r.current is None
+    assert np.isnan(r.partial).all()
     model.step = 2
     r = model.result(scores)
-    assert r.current.index == 1 and r.current.m_after == 2.0
+    assert r.current.index == 1
+    assert r.current.m_after == 2.0
     np.testing.assert_allclose(r.partial[:2], compute.softmax(np.array(DEFAULT[:2])))
     assert np.isnan(r.partial[2:]).all()
     assert r.partial_difference > 0.1
@@ -93,7 +104,8 @@ def test_tree_mode():
     model = OnlineModel(mode="tree", row="scores", block_size=1)
     scores = row(DEFAULT)
     a = model.arrays(scores)
-    assert set(a) == {"tree", "result", "passes", "summary"} and a["tree"].columns == TREE_COLUMNS
+    assert set(a) == {"tree", "result", "passes", "summary"}
+    assert a["tree"].columns == TREE_COLUMNS
     levels = tree_merge_trace(np.array(DEFAULT), 1)
     assert a["tree"].data.shape == (4 + 2 + 1, len(TREE_COLUMNS))
     assert np.isnan(a["tree"].data[:4, 6]).all()  # leaves have no children
@@ -103,7 +115,8 @@ def test_tree_mode():
     r = model.result(scores)
     np.testing.assert_allclose(r.partial[:2], compute.softmax(np.array(DEFAULT[:2])))
     np.testing.assert_allclose(r.partial[2:], compute.softmax(np.array(DEFAULT[2:])))
-    assert r.n_steps == 3 and len(r.current_level) == 2
+    assert r.n_steps == 3
+    assert len(r.current_level) == 2
 
 
 def test_attention_mode_matches_compute_attention():
@@ -118,7 +131,9 @@ def test_attention_mode_matches_compute_attention():
     assert a["accumulator"].npz_data.shape == (3 + 1, 9, 5)
     assert a["tiles"].data.shape == (3 * 9, 10)
     summary = dict(zip(a["summary"].columns, a["summary"].data[0]))
-    assert summary["steps"] == 3 and summary["causal"] == 1.0 and summary["max_abs_difference"] < 1e-14
+    assert summary["steps"] == 3
+    assert summary["causal"] == 1.0
+    assert summary["max_abs_difference"] < 1e-14
 
 
 @pytest.mark.parametrize("mode", ["sequential", "tree"])
@@ -167,11 +182,12 @@ def view(make_view):
 
 def test_stepping_back_and_forward_moves_the_highlight_and_readouts(qtbot, view, lab):
     model = lab.models["online"]
-    assert view.step_label.text() == "step 4 of 4"
+    transport = view.transport
+    assert transport.label.text() == "step 4 of 4"
     assert view.row_plot.bar_state().tolist() == [1] * 12 + [2] * 4
     final = view.readouts["online.readout.diff"].text()
-    assert not view.forward_button.isEnabled()
-    qtbot.mouseClick(view.back_button, Qt.MouseButton.LeftButton)
+    assert not transport.forward_button.isEnabled()
+    qtbot.mouseClick(transport.back_button, Qt.MouseButton.LeftButton)
     assert model.step == 3
     settle(qtbot, view)
     assert view.row_plot.bar_state().tolist() == [1] * 8 + [2] * 4 + [0] * 4
@@ -180,12 +196,13 @@ def test_stepping_back_and_forward_moves_the_highlight_and_readouts(qtbot, view,
     assert view.readouts["online.readout.m"].text() == f"{s.m_before:.3f} → {s.m_after:.3f}"
     assert view.readouts["online.readout.diff"].text() == "after the last step" != final
     assert view.m_plot.marker.xData.tolist() == [3.0]
-    view.reset_button.click()
+    transport.reset_button.click()
     settle(qtbot, view)
-    assert model.step == 0 and view.row_plot.bar_state().tolist() == [0] * 16
+    assert model.step == 0
+    assert view.row_plot.bar_state().tolist() == [0] * 16
     assert view.readouts["online.readout.m"].text().startswith("–")
-    assert not view.back_button.isEnabled()
-    view.forward_button.click()
+    assert not transport.back_button.isEnabled()
+    transport.forward_button.click()
     settle(qtbot, view)
     assert model.step == 1
     assert view.readouts["online.readout.m"].text() == f"-inf → {random_row(16, 0)[:4].max():.3f}"
@@ -197,23 +214,29 @@ def test_stepping_back_and_forward_moves_the_highlight_and_readouts(qtbot, view,
 
 def test_step_slider_and_block_size(qtbot, view, lab):
     model = lab.models["online"]
-    view.step_slider.setValue(2)
+    view.transport.slider.setValue(2)
     assert model.step == 2
-    view.block.slider.setValue(1)
+    block = view.controls["block_size"]
+    block.slider.setValue(1)
     assert model.block_size == 1
     settle(qtbot, view)
-    assert view.step_slider.maximum() == 16 and view.step_label.text() == "step 2 of 16"
-    assert view.block.slider.maximum() == 16  # never more than the row's length
+    assert view.transport.slider.maximum() == 16
+    assert view.transport.label.text() == "step 2 of 16"
+    assert block.spin.maximum() == 16  # never more than the row's length
+    assert block.maximum == 16
 
 
 def test_play_advances_on_the_timer_and_stops_at_the_end(qtbot, view, lab):
     model = lab.models["online"]
-    view.speed.setValue(60)
-    view.play_button.click()  # at the end: starts over from 0
-    assert view.playing and model.step == 0
-    assert view.play_button.text() == "❚❚ Pause"
-    qtbot.waitUntil(lambda: model.step == 4 and not view.playing, timeout=5000)
-    assert not view.play_button.isChecked() and view.play_button.text() == "▶ Play"
+    transport = view.transport
+    transport.speed.setValue(60)
+    transport.play_button.click()  # at the end: starts over from 0
+    assert transport.playing
+    assert model.step == 0
+    assert transport.play_button.text() == "❚❚ Pause"
+    qtbot.waitUntil(lambda: model.step == 4 and not transport.playing, timeout=5000)
+    assert not transport.play_button.isChecked()
+    assert transport.play_button.text() == "▶ Play"
     settle(qtbot, view)
     r = model.result(lab.scores)
     assert view.readouts["online.readout.diff"].text() == f"{r.max_abs_difference:.2e}"
@@ -222,24 +245,27 @@ def test_play_advances_on_the_timer_and_stops_at_the_end(qtbot, view, lab):
 def test_pause_stops_the_timer(qtbot, view, lab):
     model = lab.models["online"]
     model.block_size = 1
-    view.go_to(0)
-    view.speed.setValue(30)
-    view.play_button.click()
+    transport = view.transport
+    transport.go_to(0)
+    transport.speed.setValue(30)
+    transport.play_button.click()
     qtbot.waitUntil(lambda: model.step >= 1, timeout=5000)
-    view.play_button.click()
+    transport.play_button.click()
     stopped = model.step
-    assert not view.playing
+    assert not transport.playing
     qtbot.wait(150)
     assert model.step == stopped < 16
 
 
 def test_final_difference_matches_compute_for_the_shared_scores(qtbot, view, lab):
     model = lab.models["online"]
-    view.row.combo.setCurrentIndex(0)
-    view.row.combo.activated.emit(0)
+    row_choice = view.controls["row"]
+    row_choice.combo.setCurrentIndex(0)
+    row_choice.combo.activated.emit(0)
     assert model.row == "scores"
     settle(qtbot, view)
-    assert view.editor.isVisibleTo(view) and not view.row_length.isVisibleTo(view)
+    assert view.editor.isVisibleTo(view)
+    assert not view.controls["row_length"].isVisibleTo(view)
     lab.scores.set_values([0.5, 3.0, -2.0, 3.0, 1.0])
     model.block_size = 2
     settle(qtbot, view)
@@ -248,7 +274,8 @@ def test_final_difference_matches_compute_for_the_shared_scores(qtbot, view, lab
     diff = float(np.max(np.abs(last.partial - compute.softmax(x))))
     assert view.readouts["online.readout.diff"].text() == ("0" if diff == 0 else f"{diff:.2e}")
     assert np.array_equal(view.compare.heights[0], last.partial)
-    assert view.passes.item(0, 3).text() == "80" and view.passes.item(2, 0).text() == "1"
+    assert view.passes.item(0, 3).text() == "80"
+    assert view.passes.item(2, 0).text() == "1"
 
 
 def test_tree_mode_draws_the_tree(qtbot, view, lab):
@@ -256,13 +283,14 @@ def test_tree_mode_draws_the_tree(qtbot, view, lab):
     model.mode = "tree"
     settle(qtbot, view)
     assert set(view.plots()) == {"row", "tree", "result"}
-    assert view.tree.node_count() == 4 + 2 + 1 and view.tree.isVisibleTo(view)
+    assert view.tree.node_count() == 4 + 2 + 1
+    assert view.tree.isVisibleTo(view)
     assert view.readouts["online.readout.block"].text() == "level 2: 1 merge(s)"
     model.step = 1
     settle(qtbot, view)
     assert view.readouts["online.readout.block"].text() == "level 0: 4 blocks at once"
     assert view.row_plot.bar_state().tolist() == [2] * 16  # every block at once
-    assert [t.toPlainText() != "" for t in view.tree._texts] == [True] * 4 + [False] * 3
+    assert [text != "" for text in view.tree.node_texts()] == [True] * 4 + [False] * 3
 
 
 def test_attention_mode_draws_tiles(qtbot, view, lab):
@@ -271,18 +299,20 @@ def test_attention_mode_draws_tiles(qtbot, view, lab):
     model.step = 2
     settle(qtbot, view)
     assert set(view.plots()) == {"tile_scores", "accumulator", "rows_m", "rows_l", "rescale"}
-    assert view.pages.currentIndex() == 1 and view.tile.isVisibleTo(view) and not view.block.isVisibleTo(view)
+    assert view.pages.currentIndex() == 1
+    assert view.controls["tile"].isVisibleTo(view)
+    assert not view.controls["block_size"].isVisibleTo(view)
     run = model.result(lab.scores)
     rect = view.scores_map.highlight.rect()
     assert (rect.x(), rect.width()) == (3.0, 3.0)
     assert np.array_equal(view.rescale_bars.heights[0], run.current.rescale)
     np.testing.assert_allclose(view.acc_map.matrix, run.current.out_partial)
     assert len(view.m_lines.curves) == 8
-    view.end_button.click()
+    view.transport.end_button.click()
     settle(qtbot, view)
     assert view.readouts["online.readout.diff"].text() == f"{run.max_abs_difference:.2e}"
     np.testing.assert_allclose(view.acc_map.matrix, run.reference, rtol=1e-12)
-    view.causal.setChecked(True)
+    view.controls["causal"].setChecked(True)
     assert model.causal == "on"
 
 
@@ -301,7 +331,7 @@ def test_special_scores_draw_without_errors(qtbot, view, lab, values, mode):
 def test_a_long_random_row(qtbot, view, lab):
     lab.models["online"].update_from_dict({"row_length": 4096, "block_size": 64, "step": 10})
     settle(qtbot, view)
-    assert view.step_label.text() == "step 10 of 64"
+    assert view.transport.label.text() == "step 10 of 64"
     ticks = view.row_plot.getPlotItem().getAxis("bottom")._tickLevels[0]
     assert len(ticks) <= 25
     view.grab()
@@ -332,7 +362,8 @@ def test_headless_export_subprocess(tmp_path):
     result = run_main("export", "--view", "online", "--mode", "tree", "--row", "scores", "--scores", "2,1,0.5,-1",
                       "--block_size", "1", "--step", "2", "--out", str(out))
     assert result.returncode == 0, result.stderr
-    assert (out / "online_tree.png").exists() and (out / "online_tree.svg").exists()
+    assert (out / "online_tree.png").exists()
+    assert (out / "online_tree.svg").exists()
     data = read_npz(out / "online.npz")
     expected = OnlineModel(mode="tree", row="scores", block_size=1, step=2).arrays(row(DEFAULT))
     for key, a in expected.items():
