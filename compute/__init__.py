@@ -1,21 +1,59 @@
 """Numerical core of Softmax Lab: stable softmax and friends in plain NumPy.
 
-Nothing in this package may import Qt (``tests/compute/test_no_qt.py`` checks
-it), so it can be used and tested headless.  See :mod:`compute.softmax` for
-the stability tricks, dtype rules and special-value semantics,
-:mod:`compute.normalizers` for the other score-to-weight maps (linear,
-hardmax, sparsemax, entmax, sigmoid), :mod:`compute.gradients` for the
-softmax Jacobian and the (label-smoothed) cross-entropy,
-:mod:`compute.precision` for overflow/underflow thresholds, emulated bfloat16
-and softmax computed in a chosen dtype for real, :mod:`compute.logdomain` for
-the smooth max/min (T·LSE) and the gradient check, and
-:mod:`compute.attention` for scaled dot-product attention with masks, block
-max-pooling for display and the d_k sweep, :mod:`compute.sampling` for the
-LM head (temperature, top-k, top-p, min-p, seeded draws, Gumbel tricks, the
-MoE router, a chi-square test), :mod:`compute.online` for the online-softmax
-algorithm the CUDA kernels run, and :mod:`compute.backends` for the NumPy /
-CuPy dispatch (the public functions accept CuPy arrays and fall back to
-NumPy, saying why, when a kernel fails).
+Every public name is imported from here (``compute.softmax``,
+``compute.attention``, ...); the modules behind them are private, as in
+SciPy, and may move.  Nothing in this package imports Qt
+(``tests/compute/test_no_qt.py`` checks it), so it runs headless.
+
+Modules
+-------
+_softmax       softmax, log_softmax, logsumexp, naive_softmax; the stability tricks
+_steps         softmax_steps, softmax_over_temperatures, entropy, perplexity
+_normalizers   linear and shifted linear, hardmax, sparsemax, entmax, sigmoid
+_gradients     softmax Jacobian, cross-entropy with label smoothing and its gradient
+_precision     softmax computed in float16/bfloat16/float32/float64; thresholds
+_logdomain     smooth max/min (T * LSE) and the LSE gradient check
+_attention     scaled dot-product attention, its scores, masks and memory
+_pooling       block max-pooling of big matrices for display
+_dk_sweep      the d_k sweep (dk_sweep, dk_sweep_steps)
+_online        online softmax (m, d) partials, their traces, memory passes
+_flash         FlashAttention's tile loop and its trace
+_filters       the LM head's knobs: temperature, top-k, top-p, min-p (Stage)
+_draws         seeded draws: sample, sample_counts, gumbel_max_*, gumbel_softmax
+_moe           mixture-of-experts routing
+_chi_square    Pearson's chi-square test and its p-value (chi2_sf)
+_curves        temperature curves, the synthetic Zipf vocabulary, top_indices
+_checks        shared argument checks, check_temperature, Cancelled (private helpers)
+_rows          shared row helpers: dtype policy, the max shift (private helpers)
+backends       NumPy / CuPy dispatch (public subpackage): the public functions
+               accept CuPy arrays and fall back to NumPy, saying why
+
+Special values
+--------------
+compute's special values, per row along the axis, for softmax and every map
+that follows it (log_softmax, softmax_steps, the online softmax,
+sparsemax, entmax, hardmax, the LM head's filters):
+
+* ``-inf`` entries get exactly 0 (log_softmax: ``-inf``).
+* ``k >= 1`` entries of ``+inf`` and no NaN share the mass: ``1/k`` each,
+  exactly 0 elsewhere (log_softmax: ``-log(k)`` and ``-inf``); the limit as
+  those scores grow together.
+* a row of only ``-inf``, or with any NaN, comes back all NaN.
+* logsumexp and the smooth max/min reduce a row to one number: a row with
+  ``+inf`` gives ``+inf``, ``-inf`` entries drop out (only ``-inf``, or an
+  empty row, gives ``-inf``), a NaN gives NaN.
+* no warnings: the special values are produced on purpose, under
+  ``np.errstate(all="ignore")``.
+
+Rows are independent.  Functions that differ say so (attention gives a fully
+masked row zeros; the samplers refuse rows they cannot sample).
+
+dtype rules
+-----------
+Lists, ints and bools become float64; float16, float32 and float64 keep their
+dtype (float16 is computed in float32 and rounded back); complex, object and
+other non-real input raises ``TypeError``.  A 0-d input is a one-element
+vector.
 """
 
 from compute._attention import (
@@ -26,17 +64,23 @@ from compute._attention import (
     masked_rows,
     padding_mask,
 )
-from compute.backends import (
-    active,
-    add_fallback_listener,
-    available_backends,
-    refresh,
-    remove_fallback_listener,
-    set_backend,
-    take_fallback_message,
-    unavailable_reasons,
-)
 from compute._checks import Cancelled, check_temperature
+from compute._chi_square import chi2_sf, chi_square_test
+from compute._curves import sampling_curves, top_indices, zipf_logits
+from compute._dk_sweep import dk_sweep, dk_sweep_steps
+from compute._draws import gumbel_max_sample, gumbel_max_steps, gumbel_softmax, sample, sample_counts
+from compute._filters import (
+    STAGE_KEPT,
+    STAGE_MASKED,
+    STAGE_MIN_P,
+    STAGE_NAMES,
+    STAGE_TOP_K,
+    STAGE_TOP_P,
+    FilterResult,
+    Stage,
+    filter_probs,
+    filter_result,
+)
 from compute._flash import FlashStep, FlashTrace, flash_attention, flash_attention_trace
 from compute._gradients import (
     cross_entropy,
@@ -51,6 +95,7 @@ from compute._logdomain import (
     smooth_min,
     smooth_min_curve,
 )
+from compute._moe import MoERoute, expert_load, moe_route
 from compute._normalizers import (
     entmax,
     hardmax,
@@ -84,23 +129,6 @@ from compute._precision import (
     to_bfloat16,
     underflow_threshold,
 )
-from compute._chi_square import chi2_sf, chi_square_test
-from compute._curves import sampling_curves, top_indices, zipf_logits
-from compute._dk_sweep import dk_sweep, dk_sweep_steps
-from compute._draws import gumbel_max_sample, gumbel_max_steps, gumbel_softmax, sample, sample_counts
-from compute._filters import (
-    STAGE_KEPT,
-    STAGE_MASKED,
-    STAGE_MIN_P,
-    STAGE_NAMES,
-    STAGE_TOP_K,
-    STAGE_TOP_P,
-    FilterResult,
-    Stage,
-    filter_probs,
-    filter_result,
-)
-from compute._moe import MoERoute, expert_load, moe_route
 from compute._softmax import log_softmax, logsumexp, naive_softmax, softmax
 from compute._steps import (
     SoftmaxSteps,
@@ -108,6 +136,16 @@ from compute._steps import (
     perplexity,
     softmax_over_temperatures,
     softmax_steps,
+)
+from compute.backends import (
+    active,
+    add_fallback_listener,
+    available_backends,
+    refresh,
+    remove_fallback_listener,
+    set_backend,
+    take_fallback_message,
+    unavailable_reasons,
 )
 
 __all__ = [

@@ -1,13 +1,7 @@
-"""Scaled dot-product attention, and the numbers the attention views show.
+"""Scaled dot-product attention, its scores, masks and memory, in plain NumPy.
 
-Plain NumPy, like :mod:`compute.softmax` (whose dtype helpers and
-:func:`~compute.softmax.softmax` this module reuses); nothing here imports
-Qt.  No warnings are ever emitted: special values are produced on purpose.
-
-Attention
----------
-For queries ``Q`` (``..., n_q, d``), keys ``K`` (``..., n_k, d``) and values
-``V`` (``..., n_k, d_v``)::
+No warnings.  For queries ``Q`` (``..., n_q, d``), keys ``K``
+(``..., n_k, d``) and values ``V`` (``..., n_k, d_v``)::
 
     scores  = (Q @ K^T) * scale           scale = 1/sqrt(d) unless given
     weights = softmax(scores with masked cells set to -inf)   over the keys
@@ -25,8 +19,7 @@ For queries ``Q`` (``..., n_q, d``), keys ``K`` (``..., n_k, d``) and values
   rounded back, so it cannot turn into 0 or inf.  ``scale = 1.0`` means "no
   scaling" and skips the multiplication.  Because the product comes
   first it can overflow before scaling (``1e20 * 1e20`` is inf in float32
-  whatever the scale); overflowing scores then follow softmax's ``+inf``
-  rule.
+  whatever the scale); see compute's special values for such scores.
 * **Masks.**  ``mask`` is boolean, ``True`` where a query may attend to a
   key, and broadcasts to ``(..., n_q, n_k)``: ``(n_k,)`` is a padding mask
   shared by all queries, ``(n_q, n_k)`` a full pattern.  It may not stretch
@@ -46,16 +39,14 @@ For queries ``Q`` (``..., n_q, d``), keys ``K`` (``..., n_k, d``) and values
   masking (all keys masked, or, rarely, every allowed score overflowed to
   ``-inf``) gets all-zero weights and an all-zero output row, which is what
   fused attention kernels and PyTorch's ``_safe_softmax`` return.  Rows with
-  a NaN score stay NaN (:func:`compute.softmax`'s rule), but a masked key
-  never contributes: its score is replaced by ``-inf`` before the softmax.
+  a NaN score stay NaN, but a masked key never contributes: its score is
+  replaced by ``-inf`` before the softmax.
   The output is ``weights @ V`` as a plain matmul, so a NaN or inf in ``V``
   reaches every output row except fully masked ones, even where its weight
   is 0 (``0 * nan = nan``), as in PyTorch's math backend.
-* **dtype.**  The result dtype of ``q, k, v`` (after the house policy: ints
-  and bools become float64).  float16 is computed in float32 and rounded at
-  the end (so the float16 scores :func:`attention_scores` returns are the
-  float32 ones attention used, rounded); float32 and float64 stay as they
-  are.
+* **dtype.**  The result dtype of ``q, k, v`` under compute's dtype rules;
+  the float16 scores :func:`attention_scores` returns are the float32 ones
+  attention used, rounded.
 """
 
 from __future__ import annotations
@@ -139,8 +130,10 @@ def padding_mask(n_k: int, m: int) -> BoolArray:
     The last ``m`` keys are padding and may not be attended to.  Broadcasts
     against every query row when passed as ``attention(..., mask=...)``.
 
-    Raises:
-        ValueError: ``m`` is negative or larger than ``n_k``.
+    Raises
+    ------
+    ValueError
+        ``m`` is negative or larger than ``n_k``.
     """
     n_k = _check_count(n_k, "n_k")
     m = _check_count(m, "m")
@@ -169,9 +162,12 @@ def masked_rows(causal: bool, mask: ArrayLike | None, n_q: int, n_k: int) -> Boo
     (Attention also zeroes a row whose allowed scores all overflowed to
     ``-inf``; that depends on the data, so it is not counted here.)
 
-    Raises:
-        TypeError: ``causal`` is not a bool, or ``mask`` is not boolean.
-        ValueError: ``mask`` does not broadcast to ``(..., n_q, n_k)``.
+    Raises
+    ------
+    TypeError
+        ``causal`` is not a bool, or ``mask`` is not boolean.
+    ValueError
+        ``mask`` does not broadcast to ``(..., n_q, n_k)``.
     """
     n_q = _check_count(n_q, "n_q")
     n_k = _check_count(n_k, "n_k")
@@ -212,21 +208,30 @@ def _scores(q: FloatArray, k: FloatArray, scale: float | None, work: np.dtype[An
 def attention_scores(q: ArrayLike, k: ArrayLike, scale: float | None = None) -> FloatArray:
     """The scaled, unmasked score matrix ``(q @ k^T) * scale``.
 
-    Args:
-        q: queries, ``(..., n_q, d)``.
-        k: keys, ``(..., n_k, d)``; leading axes broadcast with ``q``'s.
-        scale: ``None`` for ``1/sqrt(d)``, else a finite float ``> 0`` used
-            as given (``1.0``: no scaling).
+    Parameters
+    ----------
+    q
+        queries, ``(..., n_q, d)``.
+    k
+        keys, ``(..., n_k, d)``; leading axes broadcast with ``q``'s.
+    scale
+        ``None`` for ``1/sqrt(d)``, else a finite float ``> 0`` used
+        as given (``1.0``: no scaling).
 
-    Returns:
+    Returns
+    -------
+    ndarray
         ``(..., n_q, n_k)`` in the result dtype of ``q`` and ``k`` (float16
         computed in float32).  :func:`attention` uses this very computation.
 
-    Raises:
-        ValueError: fewer than 2 dimensions, mismatched ``d``, ``d == 0``,
-            leading axes that do not broadcast, or a bad ``scale`` (the
-            message names the value).
-        TypeError: non-real input or scale.
+    Raises
+    ------
+    ValueError
+        fewer than 2 dimensions, mismatched ``d``, ``d == 0``,
+        leading axes that do not broadcast, or a bad ``scale`` (the
+        message names the value).
+    TypeError
+        non-real input or scale.
     """
     qa = _check_operand(q, "q")
     ka = _check_operand(k, "k")
@@ -246,21 +251,30 @@ def attention(
 ) -> tuple[FloatArray, FloatArray]:
     """Scaled dot-product attention: ``softmax(mask(q k^T * scale)) @ v``.
 
-    Args:
-        q: queries, ``(..., n_q, d)``.
-        k: keys, ``(..., n_k, d)``.
-        v: values, ``(..., n_k, d_v)``.  Leading axes of all three (and of
-            ``mask``) broadcast with NumPy's rules.
-        scale: ``None`` for ``1/sqrt(d)``; a finite float ``> 0`` is used as
-            given (``1.0`` means no scaling).
-        causal: if true, query ``i`` may only attend to keys ``j <= i``
-            (top-left alignment, like PyTorch's ``is_causal``; see the
-            module docstring for ``n_q != n_k``).
-        mask: optional boolean array, ``True`` where a query may attend to a
-            key, broadcastable to ``(..., n_q, n_k)``; combined with
-            ``causal`` by logical and.
+    Parameters
+    ----------
+    q
+        queries, ``(..., n_q, d)``.
+    k
+        keys, ``(..., n_k, d)``.
+    v
+        values, ``(..., n_k, d_v)``.  Leading axes of all three (and of
+        ``mask``) broadcast with NumPy's rules.
+    scale
+        ``None`` for ``1/sqrt(d)``; a finite float ``> 0`` is used as
+        given (``1.0`` means no scaling).
+    causal
+        if true, query ``i`` may only attend to keys ``j <= i``
+        (top-left alignment, like PyTorch's ``is_causal``; see the
+        module docstring for ``n_q != n_k``).
+    mask
+        optional boolean array, ``True`` where a query may attend to a
+        key, broadcastable to ``(..., n_q, n_k)``; combined with
+        ``causal`` by logical and.
 
-    Returns:
+    Returns
+    -------
+    tuple
         ``(weights, output)``: ``(..., n_q, n_k)`` and ``(..., n_q, d_v)`` in
         the result dtype of ``q, k, v`` (float16 computed in float32).
         Masked weights are exactly 0; each row sums to 1 within rounding,
@@ -276,9 +290,12 @@ def attention(
     rows, the output matmul) rather than the fused ``flash_attention``
     kernel, because the weight matrix is returned anyway.
 
-    Raises:
-        ValueError: bad shapes, ``d == 0`` or a bad ``scale``.
-        TypeError: non-real input, a non-boolean ``mask`` or ``causal``.
+    Raises
+    ------
+    ValueError
+        bad shapes, ``d == 0`` or a bad ``scale``.
+    TypeError
+        non-real input, a non-boolean ``mask`` or ``causal``.
     """
     if _backends.any_device_array(q, k, v, mask):
         return _backends.run(_attention_on_device, [q, k, v, mask], {"scale": scale, "causal": causal}, _attention_host)

@@ -93,8 +93,10 @@ def _real(value: Any, name: str) -> tuple[float, Any]:
     Returns ``(as_float, plain)``: ``plain`` is the value as a Python number,
     for error messages.  An int too large for a float becomes ``±inf``.
 
-    Raises:
-        TypeError: not a real number; the message names ``name``.
+    Raises
+    ------
+    TypeError
+        not a real number; the message names ``name``.
     """
     plain: Any = value
     if isinstance(plain, np.ndarray) and plain.ndim == 0:

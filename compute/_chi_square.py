@@ -131,9 +131,12 @@ def chi2_sf(statistic: float, dof: int) -> float:
     about 1e-12 relative against ``scipy.stats.chi2.sf`` for ``dof`` from 1 to
     10**5 and p-values down to 1e-300; underflows to 0 below that.
 
-    Args:
-        statistic: >= 0 (``inf`` gives 0).
-        dof: degrees of freedom, an integer >= 1.
+    Parameters
+    ----------
+    statistic
+        >= 0 (``inf`` gives 0).
+    dof
+        degrees of freedom, an integer >= 1.
     """
     dof = _check_count(dof, "dof", 1)
     x, _ = _real(statistic, "statistic")
@@ -160,19 +163,27 @@ def chi_square_test(
     before any pooling.  With a single bin left (``dof == 0``) there is
     nothing to test: the statistic is 0 and the p-value NaN.
 
-    Args:
-        observed: counts, 1-D, >= 0.
-        expected: expected counts, same shape, >= 0; the totals must agree
-            to 1e-6 relative (like SciPy's check), e.g. ``n * filter_probs``.
-        min_expected: pooling threshold (default 5, the textbook rule); 0
-            disables pooling.
+    Parameters
+    ----------
+    observed
+        counts, 1-D, >= 0.
+    expected
+        expected counts, same shape, >= 0; the totals must agree
+        to 1e-6 relative (like SciPy's check), e.g. ``n * filter_probs``.
+    min_expected
+        pooling threshold (default 5, the textbook rule); 0
+        disables pooling.
 
-    Returns:
+    Returns
+    -------
+    tuple
         ``(statistic, dof, p_value)`` as ``(float, int, float)``.
 
-    Raises:
-        ValueError: shapes differ, not 1-D, empty, negative or non-finite
-            entries, totals that disagree, or a negative ``min_expected``.
+    Raises
+    ------
+    ValueError
+        shapes differ, not 1-D, empty, negative or non-finite
+        entries, totals that disagree, or a negative ``min_expected``.
     """
     o = np.asarray(observed, dtype=np.float64)
     e = np.asarray(expected, dtype=np.float64)

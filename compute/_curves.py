@@ -27,7 +27,7 @@ def sampling_curves(
 
     For each temperature ``T`` (no knobs: the plain ``softmax(logits / T)``):
 
-    * ``entropy``: Shannon entropy in nats (:func:`compute.softmax.entropy`);
+    * ``entropy``: Shannon entropy in nats (:func:`compute.entropy`);
     * ``perplexity``: ``exp(entropy)``, the effective vocabulary size;
     * ``above_1pct``: how many tokens have probability ``> 0.01`` (int64);
     * ``top2_gap``: the largest probability minus the second largest (the
@@ -36,15 +36,22 @@ def sampling_curves(
     Temperatures are processed in blocks of at most ``2**21`` probabilities
     (16 MiB), so V = 200,000 needs ~10 temperatures per block.
 
-    Args:
-        logits: one 1-D row of finite or ``-inf`` logits (not all ``-inf``,
-            no NaN).
-        temperatures: finite reals > 0.
-        progress: called as ``progress(done, total)`` after each block.
-        cancelled: polled before each block; raises
-            :class:`compute.attention.Cancelled` when it returns true.
+    Parameters
+    ----------
+    logits
+        one 1-D row of finite or ``-inf`` logits (not all ``-inf``,
+        no NaN).
+    temperatures
+        finite reals > 0.
+    progress
+        called as ``progress(done, total)`` after each block.
+    cancelled
+        polled before each block; raises
+        :class:`compute.Cancelled` when it returns true.
 
-    Returns:
+    Returns
+    -------
+    dict
         Dict of float64 arrays over the temperatures (``above_1pct`` int64):
         ``temperature``, ``entropy``, ``perplexity``, ``above_1pct``,
         ``top2_gap``.
@@ -142,11 +149,16 @@ def zipf_logits(v: int, seed: int = 0, exponent: float = 1.1, noise: float = 0.1
     exponent, noise)`` always gives the same row.  With noise the ranks are
     only approximately by frequency.
 
-    Args:
-        v: vocabulary size, integer >= 1.
-        seed: integer >= 0.
-        exponent: Zipf exponent, finite real > 0 (1.1 is typical of text).
-        noise: standard deviation of the logit noise, finite real >= 0.
+    Parameters
+    ----------
+    v
+        vocabulary size, integer >= 1.
+    seed
+        integer >= 0.
+    exponent
+        Zipf exponent, finite real > 0 (1.1 is typical of text).
+    noise
+        standard deviation of the logit noise, finite real >= 0.
     """
     v = _check_count(v, "v", 1)
     rng = np.random.default_rng(_check_seed(seed))

@@ -70,20 +70,29 @@ def dk_sweep(
     ``n x n`` float32 matrices.  Every row is used (no sampling).  ``n =
     2048``, one head, ``d = 4 .. 1024`` takes 1.5-2.5 s on two cores (n = 512: 0.3 s).
 
-    Args:
-        n: number of queries and of keys (``>= 1``).
-        d_ks: the head sizes (ints ``>= 1``), in the order wanted.
-        seed: a non-negative int.
-        heads: independent heads per ``d`` (``>= 1``); means are over all
-            heads and rows.
-        progress: called as ``progress(done, total)`` after each ``d``
-            (``done`` counts from 1 to ``total = len(d_ks)``).
-        cancelled: polled before each ``d``; if it returns true,
-            :class:`Cancelled` is raised and nothing is returned.
+    Parameters
+    ----------
+    n
+        number of queries and of keys (``>= 1``).
+    d_ks
+        the head sizes (ints ``>= 1``), in the order wanted.
+    seed
+        a non-negative int.
+    heads
+        independent heads per ``d`` (``>= 1``); means are over all
+        heads and rows.
+    progress
+        called as ``progress(done, total)`` after each ``d``
+        (``done`` counts from 1 to ``total = len(d_ks)``).
+    cancelled
+        polled before each ``d``; if it returns true,
+        :class:`Cancelled` is raised and nothing is returned.
 
     It drives :func:`dk_sweep_steps`, which does the work one ``d`` at a time.
 
-    Returns:
+    Returns
+    -------
+    dict
         float64 arrays over ``d_ks`` (``d_k`` is int64):
 
         * ``d_k``: the head sizes.
@@ -95,9 +104,12 @@ def dk_sweep(
           ``heads * n * n`` raw entries ``q . k``; about ``sqrt(d)``.
         * ``sqrt_dk``: ``sqrt(d)``, the theoretical value.
 
-    Raises:
-        Cancelled: ``cancelled()`` returned true.
-        TypeError, ValueError: bad ``n``, ``d_ks``, ``seed`` or ``heads``.
+    Raises
+    ------
+    Cancelled
+        ``cancelled()`` returned true.
+    TypeError, ValueError
+        bad ``n``, ``d_ks``, ``seed`` or ``heads``.
     """
     total, steps = _dk_sweep_setup(n, d_ks, seed, heads)
     return _drive(steps, total, progress, cancelled, "d_k sweep cancelled after {done} of {total} head sizes")

@@ -76,20 +76,29 @@ def sample(logits: ArrayLike, n: int, seed: int, **knobs: Any) -> IntArray:
     of an i.i.d. sample sorted is again an i.i.d. sample.  One million draws
     take tens of milliseconds, whatever ``V``.
 
-    Args:
-        logits: one 1-D row of ``V`` logits (batches are not supported).
-        n: number of draws, an integer ``>= 0``.
-        seed: integer ``>= 0``; the same arguments and seed give the same
-            draws.
-        **knobs: ``temperature``, ``top_k``, ``top_p``, ``min_p``, as for
-            :func:`filter_probs`.
+    Parameters
+    ----------
+    logits
+        one 1-D row of ``V`` logits (batches are not supported).
+    n
+        number of draws, an integer ``>= 0``.
+    seed
+        integer ``>= 0``; the same arguments and seed give the same
+        draws.
+    **knobs
+        ``temperature``, ``top_k``, ``top_p``, ``min_p``, as for
+        :func:`filter_probs`.
 
-    Returns:
+    Returns
+    -------
+    ndarray
         int64 array of shape ``(n,)`` with values in ``[0, V)``.
 
-    Raises:
-        ValueError, TypeError: as :func:`filter_probs`, a batch of logits,
-            bad ``n`` or ``seed``, or an unknown knob.
+    Raises
+    ------
+    ValueError, TypeError
+        as :func:`filter_probs`, a batch of logits,
+        bad ``n`` or ``seed``, or an unknown knob.
     """
     _one_row(logits, "sample")
     n = _check_count(n, "n", 0)
@@ -128,16 +137,25 @@ def gumbel_max_sample(
     (32 MiB), so memory stays bounded; the draws do not depend on the chunk
     size.  It drives :func:`gumbel_max_steps`, which yields after each chunk.
 
-    Args:
-        logits: one 1-D row of ``V`` logits.
-        n: number of draws, an integer ``>= 0``.
-        seed: integer ``>= 0``, for ``np.random.default_rng``.
-        progress: called as ``progress(done, n)`` after each chunk.
-        cancelled: polled before each chunk; if it returns true,
-            :class:`compute.attention.Cancelled` is raised.
-        **knobs: ``temperature``, ``top_k``, ``top_p``, ``min_p``.
+    Parameters
+    ----------
+    logits
+        one 1-D row of ``V`` logits.
+    n
+        number of draws, an integer ``>= 0``.
+    seed
+        integer ``>= 0``, for ``np.random.default_rng``.
+    progress
+        called as ``progress(done, n)`` after each chunk.
+    cancelled
+        polled before each chunk; if it returns true,
+        :class:`compute.Cancelled` is raised.
+    **knobs
+        ``temperature``, ``top_k``, ``top_p``, ``min_p``.
 
-    Returns:
+    Returns
+    -------
+    ndarray
         int64 array of shape ``(n,)`` with values in ``[0, V)``.
     """
     n_checked, steps = _gumbel_max_setup(logits, n, seed, knobs, "gumbel_max_sample")
@@ -203,24 +221,34 @@ def gumbel_softmax(logits: ArrayLike, tau: float, seed: int, hard: bool = False)
     vector of ``argmax(logits + G)``, which is a draw from
     ``softmax(logits)``; large ``tau`` flattens it towards uniform.
 
-    Args:
-        logits: a row ``(V,)`` or a batch ``(..., V)``; ``-inf`` entries get
-            exactly 0.  Lists/ints/bools become float64.
-        tau: the relaxation temperature, finite and > 0.
-        seed: integer ``>= 0``.
-        hard: if true return only the one-hot vector at ``argmax(logits +
-            G)`` instead of the relaxed sample.  It is the argmax of the
-            relaxed sample for the same seed (softmax keeps order), so call
-            twice with the same seed to get both.
+    Parameters
+    ----------
+    logits
+        a row ``(V,)`` or a batch ``(..., V)``; ``-inf`` entries get
+        exactly 0.  Lists/ints/bools become float64.
+    tau
+        the relaxation temperature, finite and > 0.
+    seed
+        integer ``>= 0``.
+    hard
+        if true return only the one-hot vector at ``argmax(logits +
+        G)`` instead of the relaxed sample.  It is the argmax of the
+        relaxed sample for the same seed (softmax keeps order), so call
+        twice with the same seed to get both.
 
-    Returns:
+    Returns
+    -------
+    ndarray
         An array of ``logits``' shape and float dtype (float16 and float32
         kept, else float64; the work is done in float64).  Each row sums to 1
         (within rounding); with ``hard`` it is exactly one 1 and zeros.
 
-    Raises:
-        ValueError: bad ``tau``, NaN or all ``-inf`` rows, empty or 0-d input.
-        TypeError: non-real logits or ``tau``.
+    Raises
+    ------
+    ValueError
+        bad ``tau``, NaN or all ``-inf`` rows, empty or 0-d input.
+    TypeError
+        non-real logits or ``tau``.
     """
     tau = _check_positive(tau, "tau")
     rows, out_dtype = _logit_rows(logits)

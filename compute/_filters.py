@@ -1,7 +1,6 @@
 """The LM head's knobs: temperature, top-k, top-p and min-p on the last softmax.
 
-Plain NumPy; no warnings.  ``+inf`` logits follow compute's special values
-(see :mod:`compute._softmax`).
+Plain NumPy; no warnings.  ``+inf`` logits: see compute's special values.
 
 The knobs (:func:`filter_probs`, :func:`filter_result`)
 -------------------------------------------------------
@@ -13,7 +12,7 @@ applied in the order of Hugging Face transformers' ``generate`` (its
 kept, with their semantics:
 
 1. **temperature**: ``p = softmax(logits / T)`` (computed as
-   :func:`compute.softmax.softmax` does, max-shifted first).
+   :func:`compute.softmax` does, max-shifted first).
 2. **top-k**: keep every token whose logit is ``>=`` the ``k``-th largest
    logit.  Ties at the boundary are all kept, so more than ``k`` tokens can
    survive (transformers does the same: it removes ``scores < topk[-1]``).
@@ -130,20 +129,26 @@ def _check_knobs(
 class FilterResult:
     """What the knobs did to one row or a batch of rows (shape ``(..., V)``).
 
-    Attributes:
-        probs: ``softmax(logits / T)`` before any cut (the logits' float
-            dtype; see :func:`filter_probs`).
-        kept: bool mask of the tokens that survive every knob (``-inf``
-            logits are never kept).
-        filtered: the distribution sampled from: ``probs`` renormalised over
-            ``kept``, exactly 0 elsewhere.
-        stage: int8 code of what removed each token: :data:`STAGE_KEPT` (0),
-            :data:`STAGE_TOP_K` (1), :data:`STAGE_TOP_P` (2),
-            :data:`STAGE_MIN_P` (3), or :data:`STAGE_MASKED` (4, the logit
-            is ``-inf``).  A token is charged to the first knob that removed
-            it.
-        temperature, top_k, top_p, min_p: the validated knobs (``None`` =
-            off).
+    Attributes
+    ----------
+    probs
+        ``softmax(logits / T)`` before any cut (the logits' float
+        dtype; see :func:`filter_probs`).
+    kept
+        bool mask of the tokens that survive every knob (``-inf``
+        logits are never kept).
+    filtered
+        the distribution sampled from: ``probs`` renormalised over
+        ``kept``, exactly 0 elsewhere.
+    stage
+        int8 code of what removed each token: :data:`STAGE_KEPT` (0),
+        :data:`STAGE_TOP_K` (1), :data:`STAGE_TOP_P` (2),
+        :data:`STAGE_MIN_P` (3), or :data:`STAGE_MASKED` (4, the logit
+        is ``-inf``).  A token is charged to the first knob that removed
+        it.
+    temperature, top_k, top_p, min_p
+        the validated knobs (``None`` =
+        off).
     """
 
     probs: FloatArray
@@ -297,27 +302,37 @@ def filter_probs(
     tie handling and the few differences from transformers.  Kept tokens are
     renormalised; every other token gets exactly 0.
 
-    Args:
-        logits: one row of ``V`` scores, or a batch ``(..., V)`` (each row
-            filtered on its own).  Lists, ints and bools become float64.
-        temperature: finite real > 0 (:func:`compute.softmax.check_temperature`).
-        top_k: ``None`` (off) or an integer ``>= 1``; ``>= V`` keeps all.
-        top_p: ``None`` (off) or a real in ``(0, 1]``.
-        min_p: ``None`` (off) or a real in ``[0, 1]``; 0 cuts nothing.
+    Parameters
+    ----------
+    logits
+        one row of ``V`` scores, or a batch ``(..., V)`` (each row
+        filtered on its own).  Lists, ints and bools become float64.
+    temperature
+        finite real > 0 (:func:`compute.check_temperature`).
+    top_k
+        ``None`` (off) or an integer ``>= 1``; ``>= V`` keeps all.
+    top_p
+        ``None`` (off) or a real in ``(0, 1]``.
+    min_p
+        ``None`` (off) or a real in ``[0, 1]``; 0 cuts nothing.
 
-    Returns:
+    Returns
+    -------
+    ndarray
         An array of ``logits``' shape.  The work is done in float64; the
         result is cast to the logits' float dtype (float16 and float32 are
-        kept, everything else is float64), like :func:`compute.softmax.softmax`.
+        kept, everything else is float64), like :func:`compute.softmax`.
 
-    Raises:
-        TypeError: non-real logits, or a knob of the wrong type (e.g. a float
-            ``top_k``, a string ``top_p``).
-        ValueError: a knob out of range, empty or 0-d logits, a row with a
-            NaN, or a row whose every logit is ``-inf`` (nothing to sample).
+    Raises
+    ------
+    TypeError
+        non-real logits, or a knob of the wrong type (e.g. a float
+        ``top_k``, a string ``top_p``).
+    ValueError
+        a knob out of range, empty or 0-d logits, a row with a
+        NaN, or a row whose every logit is ``-inf`` (nothing to sample).
 
-    ``+inf`` logits follow :func:`compute.softmax.softmax`: the ``+inf``
-    tokens share the mass and the rest get 0.
+    ``+inf`` logits: see compute's special values.
     """
     return filter_result(logits, temperature, top_k, top_p, min_p).filtered
 

@@ -2,7 +2,7 @@
 
 Built from the online-softmax partials of :mod:`compute._online` (their
 :func:`~compute._online.weights` and :func:`~compute._online.rescale`), so
-special values are compute's (see :mod:`compute._softmax`).  No warnings.
+special values are compute's (see compute's special values).  No warnings.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
 """Derivatives of softmax and the cross-entropy loss, in plain NumPy.
 
-Same dtype policy as :mod:`compute.softmax` (whose helpers this module
-reuses): float16 is computed in float32 and rounded back, float32/float64
-are kept, lists/ints/bools become float64, complex/object input raises
-``TypeError``; no warnings are ever emitted.
+Plain NumPy; compute's dtype rules; no warnings.
 
 The softmax Jacobian
 --------------------
@@ -127,25 +124,35 @@ def smoothed_target(
 ) -> NDArray[np.float64]:
     """The (label-smoothed) target distribution ``y`` over ``n_classes``.
 
-    Args:
-        n_classes: ``K >= 1``.
-        target: the true class, an int or an integer array (one per row).
-        label_smoothing: the smoothing mass ``a`` in ``[0, 1]``.
-        convention: ``"others"`` (default): target ``1 - a``, every other
-            class ``a / (K - 1)``, and ``[1.0]`` for ``K == 1``.
-            ``"pytorch"``: target ``1 - a + a / K``, others ``a / K``.
+    Parameters
+    ----------
+    n_classes
+        ``K >= 1``.
+    target
+        the true class, an int or an integer array (one per row).
+    label_smoothing
+        the smoothing mass ``a`` in ``[0, 1]``.
+    convention
+        ``"others"`` (default): target ``1 - a``, every other
+        class ``a / (K - 1)``, and ``[1.0]`` for ``K == 1``.
+        ``"pytorch"``: target ``1 - a + a / K``, others ``a / K``.
 
-    Returns:
+    Returns
+    -------
+    ndarray
         float64 array of shape ``target.shape + (K,)``; each row sums to 1.
         E.g. ``K = 4, a = 0.1, target = 0``: ``"others"`` gives
         ``[0.9, 0.0333, 0.0333, 0.0333]``, ``"pytorch"``
         ``[0.925, 0.025, 0.025, 0.025]``.
 
-    Raises:
-        ValueError: ``K < 1``, a target outside ``[0, K)``, ``a`` outside
-            ``[0, 1]`` or NaN, or an unknown convention (messages name the
-            value).
-        TypeError: non-integer ``n_classes`` or ``target``, non-real ``a``.
+    Raises
+    ------
+    ValueError
+        ``K < 1``, a target outside ``[0, K)``, ``a`` outside
+        ``[0, 1]`` or NaN, or an unknown convention (messages name the
+        value).
+    TypeError
+        non-integer ``n_classes`` or ``target``, non-real ``a``.
     """
     k = _check_count(n_classes, "n_classes", 1)
     a = _check_label_smoothing(label_smoothing)

@@ -1,10 +1,7 @@
 """LogSumExp as a smooth maximum: the temperature-scaled LSE, the soft-min,
 and the check that its gradient is softmax.
 
-Same dtype policy as :mod:`compute.softmax` (whose helpers this module
-reuses): float16 is computed in float32 and rounded back, float32/float64
-are kept, lists/ints/bools become float64, complex/object input raises
-``TypeError``; no warnings are ever emitted.
+Plain NumPy; compute's dtype rules; no warnings.
 
 The smooth maximum
 ------------------
@@ -26,10 +23,7 @@ Its gradient with respect to ``x`` is ``softmax(x / T)`` (the ``1/T`` of the
 inner division cancels the outer ``T``); :func:`lse_gradient_check` puts the
 two side by side, the gradient taken by central finite differences.
 
-Special values (per row): a row with ``+inf`` gives ``+inf``; ``-inf``
-entries drop out of the sum (an all-``-inf`` row gives ``-inf``); a row
-with NaN gives NaN; an empty row gives ``-inf`` (the log of an empty sum).
-The product ``T * log(...)`` and the final sum are formed in at least
+Special values: see compute's special values (those of logsumexp).  The product ``T * log(...)`` and the final sum are formed in at least
 float64 and rounded once, so a temperature outside float32's range cannot
 turn ``0 * inf`` into NaN.
 """
@@ -81,8 +75,10 @@ def smooth_max(x: ArrayLike, temperature: float = 1.0, axis: int = -1) -> FloatA
     (all scores equal).  At ``T = 1`` it is ``logsumexp(x)``.  Returns an
     ndarray with ``axis`` removed (0-d for a 1-d row) in ``x``'s float dtype.
 
-    Raises:
-        TypeError, ValueError: bad input or temperature, as :func:`compute.softmax`.
+    Raises
+    ------
+    TypeError, ValueError
+        bad input or temperature, as :func:`compute.softmax`.
     """
     t = check_temperature(temperature)
     a, ax, out_dtype, _shape = _prepare(x, axis)
@@ -98,8 +94,8 @@ def smooth_min(x: ArrayLike, temperature: float = 1.0, axis: int = -1) -> FloatA
     """The soft-min ``-T * LSE(-x / T) = -smooth_max(-x, T)`` along ``axis``.
 
     Between ``min(x) - T * log(K)`` and ``min(x)`` (its limit as ``T -> 0``).
-    Special values mirror :func:`smooth_max`: a ``-inf`` entry gives
-    ``-inf``, ``+inf`` entries drop out, NaN gives NaN.
+    Special values mirror :func:`smooth_max`'s (see compute's special
+    values): a ``-inf`` entry gives ``-inf``, ``+inf`` entries drop out.
     """
     a, _, _, _ = _prepare(x, axis)
     return np.negative(smooth_max(np.negative(a), temperature, axis))
@@ -114,8 +110,10 @@ def smooth_max_curve(x: ArrayLike, temperatures: Iterable[float]) -> FloatArray:
     :func:`smooth_max` exponentiates for each ``T``.  Other rows (non-finite
     entries, other dtypes) fall back to one call per temperature.
 
-    Raises:
-        ValueError: ``x`` is not 1-d, or a temperature is not finite and > 0.
+    Raises
+    ------
+    ValueError
+        ``x`` is not 1-d, or a temperature is not finite and > 0.
     """
     ts = np.array([check_temperature(t) for t in temperatures], dtype=np.float64)
     a, _, out_dtype, _ = _prepare(x, -1)
@@ -156,9 +154,11 @@ def lse_gradient_check(
     cannot be perturbed), or a row holding ``+inf`` or NaN (``f`` is not
     finite).  ``probs`` follows softmax's special-value rules.
 
-    Raises:
-        ValueError: ``x`` is not 1-d, ``step`` is not finite and > 0, or a
-            bad temperature.
+    Raises
+    ------
+    ValueError
+        ``x`` is not 1-d, ``step`` is not finite and > 0, or a
+        bad temperature.
     """
     t = check_temperature(temperature)
     step = _check_positive(step, "step")

@@ -19,13 +19,17 @@ __all__ = ["MoERoute", "expert_load", "moe_route"]
 class MoERoute:
     """Top-k routing of a batch of tokens; see :func:`moe_route`.
 
-    Attributes:
-        indices: int64 ``(tokens, k)``: the chosen experts of each token,
-            by gate weight descending (ties: lower expert index first).
-        weights: float64 ``(tokens, k)``: their softmax gate weights
-            renormalised over the ``k`` chosen experts (each row sums to 1).
-        probs: float64 ``(tokens, experts)``: the full softmax of the gate
-            logits at the temperature, before the top-k choice.
+    Attributes
+    ----------
+    indices
+        int64 ``(tokens, k)``: the chosen experts of each token,
+        by gate weight descending (ties: lower expert index first).
+    weights
+        float64 ``(tokens, k)``: their softmax gate weights
+        renormalised over the ``k`` chosen experts (each row sums to 1).
+    probs
+        float64 ``(tokens, experts)``: the full softmax of the gate
+        logits at the temperature, before the top-k choice.
     """
 
     indices: IntArray
@@ -47,18 +51,26 @@ def moe_route(gate_logits: ArrayLike, k: int, temperature: float = 1.0) -> MoERo
     temperature never changes which experts are chosen, only how the weight
     is shared.
 
-    Args:
-        gate_logits: ``(tokens, experts)``, or one token ``(experts,)``
-            (treated as one row).
-        k: integer, ``1 <= k <= experts``.
-        temperature: finite real > 0.
+    Parameters
+    ----------
+    gate_logits
+        ``(tokens, experts)``, or one token ``(experts,)``
+        (treated as one row).
+    k
+        integer, ``1 <= k <= experts``.
+    temperature
+        finite real > 0.
 
-    Returns:
+    Returns
+    -------
+    MoERoute
         A :class:`MoERoute` (unpacks as ``indices, weights``).
 
-    Raises:
-        ValueError: bad ``k`` or temperature, a NaN or an all ``-inf`` row,
-            more than 2 dimensions.
+    Raises
+    ------
+    ValueError
+        bad ``k`` or temperature, a NaN or an all ``-inf`` row,
+        more than 2 dimensions.
     """
     t = check_temperature(temperature)
     a = np.asarray(gate_logits)

@@ -1,13 +1,8 @@
 """Other ways to turn scores into weights: linear, hardmax, sparsemax, entmax.
 
-Plain NumPy, like :mod:`compute.softmax`, whose dtype policy and special-row
-rules these functions share (they reuse its helpers).  Every function works
-row by row along ``axis`` on contiguous last-axis rows, emits no warnings
-(all arithmetic runs under ``np.errstate(all="ignore")`` and special values
-are produced on purpose), computes float16 in float32 and rounds back, keeps
-float32/float64, turns lists/ints/bools into float64 and raises
-``TypeError`` for complex/object/non-numeric input.  A 0-d input is a
-one-element vector; an empty ``axis`` gives an empty result.
+Plain NumPy; compute's dtype rules; no warnings.  Every function works row
+by row along ``axis`` on contiguous last-axis rows; an empty ``axis`` gives
+an empty result.
 
 The functions
 -------------
@@ -19,8 +14,7 @@ The functions
   ambiguous, and uniform is the natural answer for a tie, as softmax gives).
   A row holding ``±inf`` or NaN is NaN.
 * :func:`hardmax`: one-hot at the maximum; ``k`` tied maxima get ``1/k``
-  each.  ``+inf`` entries are maxima, ``-inf`` entries get 0; an all-``-inf``
-  row or a row with NaN is NaN.
+  each (``+inf`` entries are maxima).
 * :func:`sparsemax` (Martins & Astudillo 2016): the Euclidean projection of
   ``x`` onto the probability simplex, by the exact sort algorithm.
 * :func:`entmax` (Peters, Niculae & Martins 2019): ``alpha``-entmax,
@@ -41,7 +35,7 @@ Numerical choices
 -----------------
 * **Max shift and clipping (sparsemax, entmax).**  Both are invariant to
   adding a constant, so rows are first shifted by their max exactly like
-  softmax (:func:`compute.softmax._shifted`, which also gives the ``+inf``
+  softmax (``compute._rows._shifted``, which also gives the ``+inf``
   rule below).  The threshold then satisfies ``tau >= -1`` (the winner gets
   at most 1), so an entry with ``(alpha - 1) (z_i - max) <= -1`` can never be
   in the support; such entries are clipped to ``-2``.  This changes no
@@ -74,11 +68,7 @@ Numerical choices
   ``e / (1 + e)`` for ``x < 0``, so nothing overflows
   (``sigmoid(-1000) == 0.0``, ``sigmoid(1000) == 1.0``).
 
-Special values (sparsemax, entmax, hardmax)
--------------------------------------------
-As for softmax: ``-inf`` entries get exactly 0; ``k`` entries of ``+inf``
-(and no NaN) get ``1/k`` each and the rest 0; an all-``-inf`` row or a row
-with NaN is all NaN.  Rows are independent.
+sparsemax, entmax and hardmax follow compute's special values.
 """
 
 from __future__ import annotations
@@ -313,7 +303,7 @@ def sparsemax(x: ArrayLike, axis: int = -1) -> FloatArray:
     ``tau = (sum_{j<=k(z)} z_(j) - 1) / k(z)`` and ``p = max(z - tau, 0)``.
     Entries may be exactly 0 (``sparsemax([10, 0, -10]) == [1, 0, 0]``).
     Invariant to adding a constant (the row is max-shifted first, so huge
-    scores are fine).  Special values as for softmax (see module docstring).
+    scores are fine).  Special values: see compute's special values.
     """
     return _rowwise(_sparsemax_rows, x, axis)
 
@@ -330,10 +320,13 @@ def entmax(x: ArrayLike, alpha: float, axis: int = -1) -> FloatArray:
     the final exact renormalisation; in practice within rounding).  For
     ``alpha > 1`` entries may be exactly 0.  Continuous in ``alpha``.
 
-    Raises:
-        ValueError: ``alpha`` is below 1, NaN or infinite (the message names
-            the value).
-        TypeError: ``alpha`` is not a real number, or non-real ``x``.
+    Raises
+    ------
+    ValueError
+        ``alpha`` is below 1, NaN or infinite (the message names
+        the value).
+    TypeError
+        ``alpha`` is not a real number, or non-real ``x``.
     """
     a = _check_alpha(alpha)
     if a == 1.0:

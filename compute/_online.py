@@ -12,11 +12,10 @@ block's max in raw score units and ``d = sum_i w(x_i, m)`` with
               0                  if x == m == -inf
 
 so the temperature is folded in exactly as :func:`compute.softmax` does it
-(shift first, then divide).  The ``x == m`` cases make the special values
-come out as in :func:`compute.softmax`: ``k`` scores of ``+inf`` get ``1/k``
-(each contributes 1, everything else ``exp(-inf) = 0``); an all ``-inf`` row
-has ``d = 0`` and ``0 / 0`` gives NaN; a NaN anywhere makes ``m`` and ``d``
-NaN.  Two partials merge by keeping the larger max and rescaling the other
+(shift first, then divide).  The ``x == m`` cases give compute's special
+values: each ``+inf`` score contributes 1 and everything else
+``exp(-inf) = 0``; an all ``-inf`` row has ``d = 0``; a NaN makes ``m`` and
+``d`` NaN.  Two partials merge by keeping the larger max and rescaling the other
 sum by :func:`rescale`; merging is associative and commutative (up to
 rounding), which is what lets a row be split over threads, warps and blocks.
 

@@ -24,13 +24,18 @@ __all__ = ["max_pool2d"]
 def max_pool2d(a: ArrayLike, max_rows: int, max_cols: int) -> tuple[FloatArray, tuple[int, int]]:
     """Block maxima over the last two axes, to at most ``max_rows x max_cols``.
 
-    Args:
-        a: ``(..., R, C)``; leading axes are kept.  Ints/bools become
-            float64 (the house dtype policy); float dtypes are kept (a max
-            is exact in any precision).
-        max_rows, max_cols: the largest allowed result size, ints ``>= 1``.
+    Parameters
+    ----------
+    a
+        ``(..., R, C)``; leading axes are kept.  Ints/bools become
+        float64 (the house dtype policy); float dtypes are kept (a max
+        is exact in any precision).
+    max_rows, max_cols
+        the largest allowed result size, ints ``>= 1``.
 
-    Returns:
+    Returns
+    -------
+    tuple
         ``(pooled, (fr, fc))``.  If ``R <= max_rows`` and ``C <= max_cols``
         this is ``a`` itself (the very same object when it already is a
         float ndarray: no copy, so don't modify it) and ``(1, 1)``.

@@ -1,6 +1,6 @@
 """Softmax in a chosen floating-point format, and where each format breaks.
 
-Plain NumPy, like :mod:`compute.softmax`.  Everything here computes *in* the
+Plain NumPy.  Everything here computes *in* the
 format it is asked about, never in float64 and then rounded, so the results
 are the ones real code in that format gets: inf, NaN and exact zeros
 included.
@@ -40,8 +40,7 @@ The three formulas (:data:`SOFTMAX_METHODS`)
 * ``"log_sum_exp"``: ``exp(x - max - log(sum(exp(x - max))))``, i.e. the
   log-softmax followed by ``exp``.
 
-These are the formulas as written, without the special-value rules of
-:func:`compute.softmax`: a row that is entirely ``-inf`` (a fully masked
+These are the formulas as written, without compute's special values: a row that is entirely ``-inf`` (a fully masked
 row) gives ``-inf - (-inf) = NaN`` in the shifted formulas, as it does in
 real code, and a score that does not fit the format (``-1e9`` in float16)
 is cast to ``-inf`` first, because the input is rounded to the format before
@@ -230,14 +229,22 @@ def nextafter_in(x: ArrayLike, toward: ArrayLike, dtype: Any) -> np.ndarray:
 class PrecisionInfo:
     """The numbers that say where a format breaks (like ``np.finfo``, plus exp's limits).
 
-    Attributes:
-        name: "float16", "bfloat16", "float32" or "float64".
-        emulated: True for bfloat16 (float32 storage, rounded after every op).
-        eps: the distance from 1.0 to the next larger number.
-        max: the largest finite value; ``lowest`` is ``-max``.
-        smallest_normal, smallest_subnormal: the smallest positive values.
-        overflow: :func:`overflow_threshold`.
-        underflow: :func:`underflow_threshold`.
+    Attributes
+    ----------
+    name
+        "float16", "bfloat16", "float32" or "float64".
+    emulated
+        True for bfloat16 (float32 storage, rounded after every op).
+    eps
+        the distance from 1.0 to the next larger number.
+    max
+        the largest finite value; ``lowest`` is ``-max``.
+    smallest_normal, smallest_subnormal
+        the smallest positive values.
+    overflow
+        :func:`overflow_threshold`.
+    underflow
+        :func:`underflow_threshold`.
     """
 
     name: str
@@ -350,17 +357,23 @@ def softmax_in(x: ArrayLike, dtype: Any, method: str = "max_shifted", axis: int 
     (see the module docstring and :data:`SOFTMAX_METHODS`) runs in the
     format, with each result rounded to it.  No warnings are emitted.
 
-    Returns:
+    Returns
+    -------
+    ndarray
         An array of ``x``'s shape in the format's storage dtype: float16,
         float32 or float64, and float32 holding bfloat16 values for
         ``"bfloat16"``.  Converting it to float64 is exact.  For float64
         and ``"max_shifted"`` the result equals :func:`compute.softmax` on
         finite rows (the same operations in the same order).
 
-    Raises:
-        ValueError: unknown ``dtype`` or ``method``.
-        TypeError: complex, object or other non-real input.
-        numpy.exceptions.AxisError: ``axis`` out of range.
+    Raises
+    ------
+    ValueError
+        unknown ``dtype`` or ``method``.
+    TypeError
+        complex, object or other non-real input.
+    numpy.exceptions.AxisError
+        ``axis`` out of range.
     """
     f = _format(dtype)
     if method not in SOFTMAX_METHODS:

@@ -1,12 +1,10 @@
-"""Row helpers shared by the compute modules: the dtype policy and the max shift.
+"""Row helpers shared by the compute modules: the dtype rules and the max shift.
 
-The dtype policy: lists, ints and bools become float64, float dtypes are
-kept, complex, object and other non-real dtypes raise ``TypeError``;
-float16 is computed in float32 (its working dtype).  Rows are reduced as
-contiguous last-axis rows, so a result never depends on the axis or the
-memory layout.  :func:`_shift_into` is the one max shift behind softmax,
-log_softmax, softmax_steps, the normalizers and the smooth maximum; it
-gives compute's special values (see :mod:`compute._softmax`).
+:func:`_as_float_array` and :func:`_prepare` apply compute's dtype rules.
+Rows are reduced as contiguous last-axis rows, so a result never depends on
+the axis or the memory layout.  :func:`_shift_into` is the one max shift
+behind softmax, log_softmax, softmax_steps, the normalizers and the smooth
+maximum, and where compute's special values come from.
 """
 
 from __future__ import annotations
@@ -156,8 +154,7 @@ def _shifted(a: FloatArray, axis: int, t: float) -> FloatArray:
 def _logit_rows(logits: ArrayLike, name: str = "logits") -> tuple[NDArray[np.float64], np.dtype[Any]]:
     """``logits`` as float64 rows ``(R, V)`` and the output dtype.
 
-    The output dtype follows :mod:`compute.softmax` (lists, ints, bools give
-    float64; float dtypes are kept).  Raises for 0-d or empty rows and for
+    The output dtype follows compute's dtype rules.  Raises for 0-d or empty rows and for
     rows with NaN or with no logit above ``-inf``.
     """
     a = _as_float_array(logits)

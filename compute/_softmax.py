@@ -1,12 +1,10 @@
-"""Numerically careful softmax and friends, in plain NumPy.
+"""Numerically careful softmax, log_softmax and logsumexp, in plain NumPy.
 
-This module is the single source of truth for every number Softmax Lab shows
-or exports.  It deliberately imports nothing but NumPy (no Qt, no SciPy), so it
-can be tested, benchmarked and reused headless.  CuPy is never imported here:
-:func:`softmax`, :func:`log_softmax` and :func:`logsumexp` hand CuPy arrays,
-and large NumPy arrays while CuPy is the active backend, to
-:mod:`compute.backends` (see there); everything below describes the NumPy
-path, which every smaller input takes whatever the backend.
+The kernels behind every number Softmax Lab shows or exports.  No Qt, no
+SciPy, and CuPy is never imported here: :func:`softmax`, :func:`log_softmax`
+and :func:`logsumexp` hand CuPy arrays, and large NumPy arrays while CuPy is
+the active backend, to :mod:`compute.backends`; everything below describes
+the NumPy path, which every smaller input takes whatever the backend.
 
 Stability tricks
 ----------------
@@ -59,26 +57,11 @@ Stability tricks
   change the speed (about twice SciPy's throughput on 4096 x 8192 float32,
   ``bench/cpu_softmax.py``), not the results.
 * **No warnings.**  All arithmetic runs under ``np.errstate(all="ignore")``
-  and the special values are produced on purpose (see below), so no
-  ``RuntimeWarning`` is ever emitted.
+  and the special values are produced on purpose, so no ``RuntimeWarning``
+  is ever emitted.
 
-Special values (per row along ``axis``)
----------------------------------------
-* ``-inf`` entries: softmax gives exactly ``0.0``, log_softmax ``-inf``.
-* ``k >= 1`` entries of ``+inf`` and no NaN: softmax gives ``1/k`` to each
-  ``+inf`` entry and exactly 0 elsewhere; log_softmax gives ``-log(k)`` and
-  ``-inf``.
-* only ``-inf`` entries, or any NaN: the whole row is NaN (both functions).
-
-The ``+inf`` rule is the limit of softmax as those scores grow without bound
-together.  Rows are independent: one bad row never spoils the others.
-
-dtype rules
------------
-Lists, integer and bool input become float64.  float16/float32/float64 (and
-longdouble) keep their dtype on output.  Complex, object, string and other
-non-real dtypes raise ``TypeError``.  A 0-d input is treated as a one-element
-vector (``axis`` is ignored) and the result has the input's shape.
+Special values and dtype rules: see compute's special values and dtype rules
+(the :mod:`compute` package docstring).
 """
 
 from __future__ import annotations
@@ -243,26 +226,34 @@ def softmax(x: ArrayLike, axis: int = -1, temperature: float = 1.0) -> FloatArra
     (mathematically the same as ``x / temperature`` shifted by its max, but it
     cannot overflow; see the module docstring).
 
-    Args:
-        x: scores; array-like of any shape.  Lists/ints/bools become float64.
-        axis: the axis to normalise over (default: last).  Ignored for 0-d.
-        temperature: finite real > 0; small values sharpen, large flatten.
+    Parameters
+    ----------
+    x
+        scores; array-like of any shape.  Lists/ints/bools become float64.
+    axis
+        the axis to normalise over (default: last).  Ignored for 0-d.
+    temperature
+        finite real > 0; small values sharpen, large flatten.
 
-    Returns:
+    Returns
+    -------
+    ndarray
         An array of ``x``'s shape and float dtype.  float16 input is computed
         in float32 and rounded to float16 at the end; float32 and float64 are
         computed in their own precision.  The float64 path performs exactly
         the operations of :func:`softmax_steps`, so the two agree bit for bit.
 
-    Special values (no warnings are emitted): ``-inf`` scores get exactly 0;
-    if a row has ``k`` ``+inf`` scores they get ``1/k`` each and the rest 0;
-    a row that is entirely ``-inf`` or contains NaN becomes all NaN.  Finite
-    input of any magnitude never gives NaN and sums to 1 within rounding.
+    Special values: see compute's special values.  Finite input of any
+    magnitude never gives NaN and sums to 1 within rounding.
 
-    Raises:
-        TypeError: complex/object/non-numeric input, or non-real temperature.
-        ValueError: bad temperature (see :func:`check_temperature`).
-        numpy.exceptions.AxisError: ``axis`` out of range.
+    Raises
+    ------
+    TypeError
+        complex/object/non-numeric input, or non-real temperature.
+    ValueError
+        bad temperature (see :func:`check_temperature`).
+    numpy.exceptions.AxisError
+        ``axis`` out of range.
     """
     t = check_temperature(temperature)
     if _backends.is_device_array(x):
@@ -305,9 +296,7 @@ def log_softmax(
     as :func:`softmax`; the float64 path matches
     :attr:`SoftmaxSteps.log_probs` bit for bit.
 
-    Special values (no warnings): ``-inf`` scores give ``-inf``; in a row with
-    ``k`` ``+inf`` scores those give ``-log(k)`` and the rest ``-inf``; an
-    all-``-inf`` row or a row containing NaN becomes all NaN.
+    Special values: see compute's special values (the log of softmax's).
 
     Note that float16 output saturates: a log-probability below -65504
     rounds to ``-inf`` when cast back to float16.
@@ -330,9 +319,8 @@ def logsumexp(x: ArrayLike, axis: int = -1) -> FloatArray:
     input), like ``scipy.special.logsumexp(x, axis)``.  The dtype is ``x``'s
     float dtype (float16 is computed in float32; ints/lists give float64).
 
-    Special values (no warnings): a row with ``+inf`` gives ``+inf``; an
-    all-``-inf`` row gives ``-inf``; a row with NaN gives NaN; an empty axis
-    gives ``-inf`` (the log of an empty sum).
+    Special values: see compute's special values (an empty axis gives
+    ``-inf``, the log of an empty sum).
     """
     if _backends.is_device_array(x):
         return _on_device("logsumexp", x, axis)

@@ -2,8 +2,7 @@
 
 Plain NumPy; the float64 operations are those of :func:`compute.softmax`,
 so :func:`softmax_steps` and :func:`softmax_over_temperatures` agree with it
-bit for bit.  Special values: see compute's special values
-(:mod:`compute._softmax`).  No warnings are emitted.
+bit for bit.  Special values: see compute's special values.  No warnings.
 """
 
 from __future__ import annotations
@@ -61,21 +60,30 @@ class SoftmaxSteps:
 
     All arrays are read-only float64 arrays of the row's length.
 
-    Attributes:
-        scores: the input scores ``s`` (as float64).
-        temperature: the validated temperature ``T``.
-        scaled: ``s / T``.  Display only: it may overflow to ``±inf`` for
-            huge scores and tiny ``T``; nothing below is computed from it.
-        shifted: ``(s - max(s)) / T`` (equal to ``scaled - max(scaled)`` in
-            exact arithmetic).  Its max is exactly 0 for finite rows.
-        exps: ``exp(shifted)``, each in ``[0, 1]`` for finite rows.
-        total: ``sum(exps)`` as a Python float (``>= 1`` for finite rows).
-        probs: ``exps / total``; bit-identical to ``softmax(s, temperature=T)``
-            on float64 input.
-        log_probs: ``shifted - log(total)``; bit-identical to
-            ``log_softmax(s, temperature=T)`` on float64 input.
+    Attributes
+    ----------
+    scores
+        the input scores ``s`` (as float64).
+    temperature
+        the validated temperature ``T``.
+    scaled
+        ``s / T``.  Display only: it may overflow to ``±inf`` for
+        huge scores and tiny ``T``; nothing below is computed from it.
+    shifted
+        ``(s - max(s)) / T`` (equal to ``scaled - max(scaled)`` in
+        exact arithmetic).  Its max is exactly 0 for finite rows.
+    exps
+        ``exp(shifted)``, each in ``[0, 1]`` for finite rows.
+    total
+        ``sum(exps)`` as a Python float (``>= 1`` for finite rows).
+    probs
+        ``exps / total``; bit-identical to ``softmax(s, temperature=T)``
+        on float64 input.
+    log_probs
+        ``shifted - log(total)``; bit-identical to
+        ``log_softmax(s, temperature=T)`` on float64 input.
 
-    Special values follow :func:`softmax`, and the steps show why:
+    compute's special values, step by step:
 
     * ``-inf`` scores: ``shifted = -inf``, ``exps = 0``, ``probs = 0``,
       ``log_probs = -inf``.
@@ -131,9 +139,12 @@ def softmax_steps(scores: ArrayLike, temperature: float = 1.0) -> SoftmaxSteps:
     bit.  See :class:`SoftmaxSteps` for what each field holds, including for
     ``±inf``/NaN scores.  No warnings are emitted.
 
-    Raises:
-        ValueError: ``scores`` is not 1-d or is empty, or bad temperature.
-        TypeError: complex/object/non-numeric scores, non-real temperature.
+    Raises
+    ------
+    ValueError
+        ``scores`` is not 1-d or is empty, or bad temperature.
+    TypeError
+        complex/object/non-numeric scores, non-real temperature.
     """
     t = check_temperature(temperature)
     s = _as_float_array(scores).astype(np.float64)  # always a fresh copy

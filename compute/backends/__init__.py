@@ -179,8 +179,10 @@ def set_backend(name: str) -> str | None:
     Returns ``None`` on success, or the reason CuPy cannot be used, in which
     case NumPy is (or stays) active.
 
-    Raises:
-        ValueError: ``name`` is not one of :data:`BACKENDS`.
+    Raises
+    ------
+    ValueError
+        ``name`` is not one of :data:`BACKENDS`.
     """
     if name not in BACKENDS:
         raise ValueError(f"unknown backend {name!r}; choose one of {', '.join(BACKENDS)}")

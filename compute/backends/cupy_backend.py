@@ -1,11 +1,11 @@
 """The project's CUDA kernels on CuPy arrays.
 
 ``softmax``, ``log_softmax``, ``logsumexp`` and ``flash_attention`` take and
-return CuPy arrays with :mod:`compute.softmax`'s rules: float16 is computed
+return CuPy arrays with compute's dtype rules: float16 is computed
 in float32 and returned as float16, float32 and float64 stay as they are,
 ints and bools become float64, complex and other dtypes raise
 ``TypeError``; the temperature is validated by
-:func:`compute.softmax.check_temperature`; any ``axis`` (moved last and
+:func:`compute.check_temperature`; any ``axis`` (moved last and
 made contiguous); a 0-d input is a one-element vector.  Offsets are 64-bit.
 
 The kernels (``compute/backends/cuda/*.cu``) are compiled with NVRTC through
@@ -238,10 +238,14 @@ def flash_attention(q, k, v, scale: float | None = None, causal: bool = False):
 
     Limits: ``d`` and ``d_v`` at most 128 (:class:`KernelError` beyond).
 
-    Raises:
-        ValueError: bad shapes, ``d == 0`` or a bad ``scale``.
-        TypeError: non-real input or a non-bool ``causal``.
-        KernelError: beyond the kernel's limits, or compile/launch failure.
+    Raises
+    ------
+    ValueError
+        bad shapes, ``d == 0`` or a bad ``scale``.
+    TypeError
+        non-real input or a non-bool ``causal``.
+    KernelError
+        beyond the kernel's limits, or compile/launch failure.
     """
     cupy = _cupy()
     _check_bool(causal, "causal")
