@@ -59,7 +59,7 @@ from numpy.typing import ArrayLike, DTypeLike
 
 from compute import backends as _backends
 from compute._checks import _check_bool, _check_count, _check_scale
-from compute._rows import BoolArray, FloatArray, _as_float_array, _working_dtype
+from compute._rows import BoolArray, FloatArray, _as_float_array, _as_float_device, _working_dtype
 from compute._softmax import softmax
 
 __all__ = [
@@ -380,12 +380,7 @@ def _attention_on_device(
     softmax kernel for the weights.  Validation raises what NumPy's does."""
 
     def operand(a: Any, name: str) -> Any:
-        a = cp.asarray(a)
-        kind = a.dtype.kind
-        if kind in "biu":
-            a = a.astype(np.float64)
-        elif kind != "f":
-            _as_float_array(np.empty(0, dtype=a.dtype))  # raises the NumPy path's TypeError
+        a = _as_float_device(cp.asarray(a))
         _check_ndim(a.shape, name)
         return a
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Generator, Iterable
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from compute._checks import Cancelled, _check_count, _check_finite, _check_seed, check_temperature
+from compute._checks import _check_count, _check_finite, _check_seed, _drive, check_temperature
 from compute._rows import IntArray, _as_float_array, _logit_rows, _one_row
 from compute._softmax import softmax
 from compute._steps import entropy
@@ -64,7 +64,6 @@ def sampling_curves(
     for t in ts:
         check_temperature(float(t))
     total = ts.size
-    v = x.size
     result = {
         "temperature": ts.copy(),
         "entropy": np.zeros(total),
@@ -72,9 +71,17 @@ def sampling_curves(
         "above_1pct": np.zeros(total, dtype=np.int64),
         "top2_gap": np.zeros(total),
     }
-    if np.isposinf(x).any():
-        return _curves_general(x, ts, result, progress, cancelled)
-    # Fast path.  -inf logits have probability 0 and contribute nothing, so
+    steps = (_curves_general if np.isposinf(x).any() else _curves_fast)(x, ts, result)
+    message = "temperature curves cancelled after {done} of {total} temperatures"
+    return _drive(steps, total, progress, cancelled, message)
+
+
+def _curves_fast(
+    x: NDArray[np.float64], ts: NDArray[np.float64], result: dict[str, NDArray[Any]]
+) -> Generator[tuple[int, int], None, dict[str, NDArray[Any]]]:
+    """:func:`sampling_curves` for rows without ``+inf``, one block per step."""
+    total = ts.size
+    # -inf logits have probability 0 and contribute nothing, so
     # only the finite ones are kept, shifted: d = x - max(x) <= 0 and, at
     # each T, z = d / T (the shifted row softmax computes), e = exp(z),
     # Z = sum(e) and entropy = log Z - sum(e z) / Z.  Only the 100 largest
@@ -87,8 +94,6 @@ def sampling_curves(
     block = max(1, min(total, (1 << 21) // v))
     z_buf, e_buf = np.empty((block, v)), np.empty((block, v))  # reused: no fresh pages per block
     for start in range(0, total, block):
-        if cancelled is not None and cancelled():
-            raise Cancelled(f"temperature curves cancelled after {start} of {total} temperatures")
         sl = slice(start, min(start + block, total))
         t = ts[sl, None]
         with np.errstate(all="ignore"):
@@ -101,24 +106,17 @@ def sampling_curves(
             p_head = np.exp(head[None, :] / t) / big_z[:, None]
         result["above_1pct"][sl] = np.count_nonzero(p_head > 0.01, axis=-1)
         result["top2_gap"][sl] = p_head[:, 0] - (p_head[:, 1] if v >= 2 else 0.0)
-        if progress is not None:
-            progress(sl.stop, total)
+        yield sl.stop, total
     return result
 
 
 def _curves_general(
-    x: NDArray[np.float64],
-    ts: NDArray[np.float64],
-    result: dict[str, NDArray[Any]],
-    progress: Callable[[int, int], object] | None,
-    cancelled: Callable[[], bool] | None,
-) -> dict[str, NDArray[Any]]:
-    """:func:`sampling_curves` through full softmax rows (rows with ``+inf``)."""
+    x: NDArray[np.float64], ts: NDArray[np.float64], result: dict[str, NDArray[Any]]
+) -> Generator[tuple[int, int], None, dict[str, NDArray[Any]]]:
+    """:func:`sampling_curves` through full softmax rows (rows with ``+inf``), one block per step."""
     total, v = ts.size, x.size
     block = max(1, (1 << 21) // v)
     for start in range(0, total, block):
-        if cancelled is not None and cancelled():
-            raise Cancelled(f"temperature curves cancelled after {start} of {total} temperatures")
         sl = slice(start, min(start + block, total))
         p = np.array([softmax(x, temperature=float(t)) for t in ts[sl]]).reshape(-1, v)
         h = entropy(p)
@@ -131,8 +129,7 @@ def _curves_general(
             result["top2_gap"][sl] = top2[:, 1] - top2[:, 0]
         else:
             result["top2_gap"][sl] = p[:, 0]
-        if progress is not None:
-            progress(sl.stop, total)
+        yield sl.stop, total
     return result
 
 

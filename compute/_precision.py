@@ -349,6 +349,14 @@ def lowest_finite(dtype: Any) -> float:
 # --------------------------------------------------------------------------
 # softmax in a format
 # --------------------------------------------------------------------------
+def _vector_axis(a: np.ndarray, axis: int) -> tuple[np.ndarray, int]:
+    """``a`` (a 0-d one as a one-element vector) and ``axis`` normalised."""
+    if a.ndim == 0:
+        return a.reshape(1), 0
+    return a, normalize_axis_index(axis, a.ndim)
+
+
+# --------------------------------------------------------------------------
 def softmax_in(x: ArrayLike, dtype: Any, method: str = "max_shifted", axis: int = -1) -> np.ndarray:
     """Softmax of ``x`` along ``axis`` computed in ``dtype`` with one of three formulas.
 
@@ -380,10 +388,7 @@ def softmax_in(x: ArrayLike, dtype: Any, method: str = "max_shifted", axis: int 
         raise ValueError(f"method must be one of {', '.join(SOFTMAX_METHODS)}, got {method!r}")
     a = f.cast(x)
     shape = a.shape
-    if a.ndim == 0:
-        a, ax = a.reshape(1), 0
-    else:
-        ax = normalize_axis_index(axis, a.ndim)
+    a, ax = _vector_axis(a, axis)
     if a.shape[ax] == 0:
         return np.empty(shape, dtype=f.storage)
     r = f.round
@@ -417,10 +422,7 @@ def renormalize_in(p: ArrayLike, dtype: Any, axis: int = -1) -> np.ndarray:
     f = _format(dtype)
     a = f.cast(p)
     shape = a.shape
-    if a.ndim == 0:
-        a, ax = a.reshape(1), 0
-    else:
-        ax = normalize_axis_index(axis, a.ndim)
+    a, ax = _vector_axis(a, axis)
     with np.errstate(all="ignore"):
         rows = _rows_last(a, ax)
         q = f.round(rows / f.round(rows.sum(axis=-1, keepdims=True)))

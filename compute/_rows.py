@@ -23,7 +23,7 @@ BoolArray = NDArray[np.bool_]
 
 
 def _as_float_array(x: ArrayLike) -> FloatArray:
-    """``np.asarray`` plus the module's dtype policy (see module docstring)."""
+    """``np.asarray`` under compute's dtype rules."""
     a = np.asarray(x)
     kind = a.dtype.kind
     if kind == "f":
@@ -39,6 +39,19 @@ def _as_float_array(x: ArrayLike) -> FloatArray:
         f"expected real numbers (float, int or bool), got dtype {a.dtype}"
         + (" (object array: mixed or non-numeric items?)" if kind == "O" else "")
     )
+
+
+def _as_float_device(x: Any) -> Any:
+    """A CuPy array under compute's dtype rules (ints and bools become float64).
+
+    Non-real dtypes raise the same ``TypeError`` as :func:`_as_float_array`.
+    """
+    kind = x.dtype.kind
+    if kind in "biu":
+        return x.astype(np.float64)
+    if kind != "f":
+        _as_float_array(np.empty(0, dtype=x.dtype))  # raises the NumPy path's TypeError
+    return x
 
 
 def _working_dtype(dtype: np.dtype[Any]) -> np.dtype[Any]:

@@ -76,7 +76,15 @@ from numpy.typing import ArrayLike
 
 from compute import backends as _backends
 from compute._checks import check_temperature
-from compute._rows import FloatArray, _as_float_array, _prepare, _restore, _rows_last, _shift_into
+from compute._rows import (
+    FloatArray,
+    _as_float_array,
+    _as_float_device,
+    _prepare,
+    _restore,
+    _rows_last,
+    _shift_into,
+)
 
 __all__ = ["log_softmax", "logsumexp", "naive_softmax", "softmax"]
 
@@ -198,11 +206,7 @@ def _on_device(op: str, x: Any, axis: int, *t: float) -> Any:
     they fail, NumPy) get a float array, a non-negative axis and the
     validated temperature; the result is a CuPy array.
     """
-    kind = x.dtype.kind
-    if kind in "biu":
-        x = x.astype(np.float64)
-    elif kind != "f":
-        _as_float_array(np.empty(0, dtype=x.dtype))  # raises the NumPy path's TypeError
+    x = _as_float_device(x)
     if x.ndim == 0:
         out = _on_device(op, x.reshape(1), 0, *t)
         return out if op == "logsumexp" else out.reshape(())

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from compute._checks import _check_bool, _check_scale, check_temperature
+from compute._rows import _as_float_device
 from compute.backends import kernels
 
 __all__ = ["KernelError", "device_limits", "flash_attention", "log_softmax", "logsumexp", "softmax"]
@@ -113,7 +114,7 @@ def _launch(fn, grid, block, args, shared_mem: int = 0) -> None:
 
 
 # --------------------------------------------------------------------------
-# dtype policy (compute.softmax's, on CuPy arrays)
+# dtype rules (compute's, on CuPy arrays)
 # --------------------------------------------------------------------------
 def _as_float(x):
     cupy = _cupy()
@@ -124,16 +125,9 @@ def _as_float(x):
             a = cupy.asarray(x)
         except Exception as exc:  # no device, no driver, out of memory
             raise KernelError(f"cannot copy the input to a CUDA device ({_one_line(exc)})") from exc
-    kind = a.dtype.kind
-    if kind == "f":
-        if a.dtype not in (np.float16, np.float32, np.float64):
-            raise TypeError(f"the CUDA kernels take float16, float32 or float64, got {a.dtype}")
-        return a
-    if kind in "biu":
-        return a.astype(np.float64)
-    if kind == "c":
-        raise TypeError(f"complex input is not supported (got dtype {a.dtype}); softmax needs real-valued scores")
-    raise TypeError(f"expected real numbers (float, int or bool), got dtype {a.dtype}")
+    if a.dtype.kind == "f" and a.dtype not in (np.float16, np.float32, np.float64):
+        raise TypeError(f"the CUDA kernels take float16, float32 or float64, got {a.dtype}")
+    return _as_float_device(a)
 
 
 def _rows(x, axis: int):
