@@ -207,6 +207,21 @@ class AttentionRun:
         return np.stack([first.acc_before] + [s.acc_after for s in self.trace.steps])
 
 
+def row_steps(mode: str, length: int, block: int) -> int:
+    """How many steps a row run takes: one per block (sequential), one per tree level (tree).
+
+    The same count as the traces' lengths, without computing them.
+    """
+    blocks = -(-length // block)
+    if mode == "sequential":
+        return blocks
+    levels = 1
+    while blocks > 1:  # pairs merged, an odd last node carried up
+        blocks = -(-blocks // 2)
+        levels += 1
+    return levels
+
+
 def _nan_if_none(v: int | None) -> float:
     return math.nan if v is None else float(v)
 
@@ -302,7 +317,7 @@ class OnlineModel(ViewModel):
         return self._trace
 
     def n_steps(self, scores: ScoreRow | None = None) -> int:
-        """How many steps the current mode takes (the step slider's end).
+        """How many steps the current mode takes (the step slider's end); no trace is computed.
 
         ``scores`` defaults to the attached row (or, without one, the default row).
         """
@@ -310,8 +325,8 @@ class OnlineModel(ViewModel):
             return math.ceil(self.n / self.tile)
         if scores is None:
             scores = self._scores if self._scores is not None else ScoreRow()
-        x, _labels = self.values(scores)
-        return len(self.trace(x))
+        length = self.row_length if self.row == "random" else len(scores.values)
+        return row_steps(self.mode, length, self.block_size)
 
     def row_result(self, scores: ScoreRow) -> RowResult:
         x, labels = self.values(scores)

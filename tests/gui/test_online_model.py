@@ -1,8 +1,10 @@
 """The Online model's say over its controls: which parameters apply in each mode, and their ranges now."""
 
+import numpy as np
 import pytest
 
-from gui.model.online import MAX_BLOCK, MAX_STEP, OnlineModel
+from compute import online_softmax_trace, tree_merge_trace
+from gui.model.online import MAX_BLOCK, MAX_STEP, OnlineModel, row_steps
 from gui.model.scores import ScoreRow
 
 ROW_ONLY = ("row", "block_size", "temperature")
@@ -108,3 +110,17 @@ def test_seed_and_length_ask_for_spin_boxes():
     assert specs["seed"].control == "spin"
     assert specs["row_length"].control == "spin"
     assert specs["block_size"].control == ""
+
+
+@pytest.mark.parametrize("length", [1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 31, 33, 100])
+@pytest.mark.parametrize("block", [1, 2, 3, 4, 8, 64])
+def test_the_step_count_is_the_traces_length(length, block):
+    x = np.linspace(-2.0, 3.0, length)
+    assert row_steps("sequential", length, block) == len(online_softmax_trace(x, block))
+    assert row_steps("tree", length, block) == len(tree_merge_trace(x, block))
+
+
+def test_a_long_tree_run_has_one_step_per_level():
+    model = OnlineModel(row="random", row_length=4096, block_size=1, mode="tree")
+    assert model.bounds("step") == (0, 13)
+    assert model.result(shared([1.0])).n_steps == 13  # the trace agrees
