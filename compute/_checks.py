@@ -108,7 +108,7 @@ def _real(value: Any, name: str) -> tuple[float, Any]:
     try:
         return float(plain), plain
     except OverflowError:  # e.g. an int like 10**400
-        return math.copysign(math.inf, plain), plain
+        return (math.inf if plain > 0 else -math.inf), plain
 
 
 def _check_finite(value: Any, name: str) -> float:
