@@ -84,8 +84,6 @@ PRECISION_DTYPES: tuple[str, ...] = ("float16", "bfloat16", "float32", "float64"
 #: The softmax formulas :func:`softmax_in` knows.
 SOFTMAX_METHODS: tuple[str, ...] = ("naive", "max_shifted", "log_sum_exp")
 
-FloatArray = NDArray[np.floating[Any]]
-
 # bfloat16 is the top half of a float32: 1 sign, 8 exponent and 7 stored mantissa bits.
 _BF16_MAX = float(np.array(0x7F7F0000, dtype=np.uint32).view(np.float32))  # 3.3895e38
 _BF16_SMALLEST_NORMAL = 2.0**-126
