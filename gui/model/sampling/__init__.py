@@ -30,7 +30,16 @@ from gui.model.sampling.model import (
 )
 from gui.model.sampling.results import CurveResult, GumbelResult, SamplingResult
 from gui.model.sampling.router import ROUTER_DIM, ROUTER_SHOWN, RouterResult, router
-from gui.model.sampling.vocabulary import MAX_V, MIN_V, SOURCES, LoadError, Vocabulary, load_logits, word_labels, words
+from gui.model.sampling.vocabulary import (
+    MAX_V,
+    MIN_V,
+    SOURCES,
+    LoadError,
+    Vocabulary,
+    load_logits,
+    word_labels,
+    words,
+)
 
 __all__ = [
     "CUM_POINTS", "CURVES", "CURVE_T", "MAX_DRAWS", "MAX_V", "METHODS", "MIN_EXPECTED", "MIN_V", "ROUTER_DIM",

@@ -22,10 +22,11 @@ from gui.views.sampling.curves import CumulativePlot, CurvePlot
 from gui.views.sampling.draws import READOUTS, DrawPlot, DrawProgress, DrawState, Readouts
 from gui.views.sampling.gumbel import GumbelTab
 from gui.views.sampling.router import ROUTER_READOUTS, RouterTab
+from gui.widgets.file_strip import FileDrops
 from gui.widgets.jobs import Job
 
 
-class SamplingView(BaseView):
+class SamplingView(FileDrops, BaseView):
     model: SamplingModel
 
     def build(self) -> None:
@@ -36,8 +37,9 @@ class SamplingView(BaseView):
 
         # -- controls ------------------------------------------------------------------
         self.vocabulary = VocabularyBox(m, self.score_editor(), self._load_file, self._refused, self.controls)
-        self.vocabulary.files.message.connect(lambda text, error: self.tell(text, error=error))
-        self.vocabulary.files.accept_drops_on(self)
+        self.file_strip = self.vocabulary.files  # files dropped on the view go to it (FileDrops)
+        self.file_strip.message.connect(lambda text, error: self.tell(text, error=error))
+        self.setAcceptDrops(True)
         self.editor = self.vocabulary.editor
         knobs = knobs_box(m, self._refused, self.controls)
         self.progress = DrawProgress()
@@ -101,7 +103,7 @@ class SamplingView(BaseView):
 
     def load_path(self, path: str | Path) -> bool:
         """Load a logits file as the Load button or a drop does; False (and a message) if refused."""
-        return self.vocabulary.files.load_path(path)
+        return self.file_strip.load_path(path)
 
     # -- draws ---------------------------------------------------------------------------------
     def _draw_state(self, r: SamplingResult) -> DrawState:
