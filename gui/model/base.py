@@ -197,6 +197,20 @@ class ViewModel:
         for name, number in checked.items():
             setattr(self, name, number)
 
+    # -- what a session holds beyond the parameters (the user's typed or edited data) --------------
+    def extra_state(self) -> dict[str, Any]:
+        """JSON-ready state that is not a parameter but is the user's work (a typed sentence, edited tables)."""
+        return {}
+
+    def check_extra_state(self, state: dict[str, Any]) -> dict[str, Any]:
+        """Validate saved extra state whole, before anything is applied; raise ValueError saying why."""
+        if state:
+            raise ValueError(f"{self.name} keeps no saved state ({', '.join(sorted(state))})")
+        return {}
+
+    def apply_extra_state(self, checked: dict[str, Any]) -> None:
+        """Apply what :meth:`check_extra_state` returned."""
+
     def reset(self) -> None:
         for name, spec in self.params().items():
             setattr(self, name, spec.default)

@@ -17,17 +17,14 @@ def _models() -> dict[str, ViewModel]:
 
 @dataclass
 class Lab:
-    """The shared score row, one model per registered view, and the seed."""
+    """The shared score row and one model per registered view."""
 
     scores: ScoreRow = field(default_factory=ScoreRow)
     models: dict[str, ViewModel] = field(default_factory=_models)
-    seed: int = 0
 
     def session(self, current_view: str | None = None) -> Session:
-        return Session.capture(self.scores, self.models, self.seed, current_view)
+        return Session.capture(self.scores, self.models, current_view)
 
     def restore(self, session: Session) -> list[str]:
         """Apply a session; returns the settings it had to skip (see Session.apply)."""
-        skipped = session.apply(self.scores, self.models)
-        self.seed = session.seed
-        return skipped
+        return session.apply(self.scores, self.models)

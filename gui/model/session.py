@@ -1,8 +1,13 @@
-"""Session files: JSON holding the scores, every view's parameters and the seed.
+"""Session files: JSON holding the scores, every view's parameters and the user's other work.
 
-Non-finite scores are written as the strings "inf", "-inf" and "nan" so the
-file stays standard JSON.  Loading checks the whole file before anything is
-applied, so a bad file changes nothing.
+A session holds the score row (labels and values), every parameter of every
+view (``views``), each view's extra state (``state``: what the user typed or
+edited that is not a parameter, such as the attention view's sentence and
+Q/K/V tables) and the view that was shown.  Non-finite scores are written as
+the strings "inf", "-inf" and "nan" so the file stays standard JSON.
+Loading checks the whole file before anything is applied, so a bad file
+changes nothing.  Version 1 files (no ``state``; a ``seed`` that nothing
+read) still open.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from gui.model.files import write_text_atomic
 from gui.model.scores import Score, ScoreRow
 
 FORMAT = "softmax-lab-session"
-VERSION = 1
+VERSION = 2
 
 
 class SessionError(ValueError):
@@ -47,18 +52,17 @@ class Session:
 
     scores: tuple[Score, ...]
     views: dict[str, dict[str, Any]] = field(default_factory=dict)
-    seed: int = 0
     current_view: str | None = None
+    #: view name -> that view's extra state (see ViewModel.extra_state)
+    state: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @classmethod
-    def capture(
-        cls, row: ScoreRow, models: dict[str, ViewModel], seed: int = 0, current_view=None
-    ) -> Session:
+    def capture(cls, row: ScoreRow, models: dict[str, ViewModel], current_view=None) -> Session:
         return cls(
             scores=row.entries,
             views={name: m.to_dict() for name, m in models.items()},
-            seed=seed,
             current_view=current_view,
+            state={name: extra for name, m in models.items() if (extra := m.extra_state())},
         )
 
     def apply(self, row: ScoreRow, models: dict[str, ViewModel]) -> list[str]:
@@ -71,7 +75,19 @@ class Session:
         lost with it.
         """
         skipped = []
+        extras = {}
+        for name, state in self.state.items():  # checked whole before anything is applied
+            model = models.get(name)
+            if model is None:
+                skipped.append(f"there is no view {name!r}; its saved state was skipped")
+                continue
+            try:
+                extras[name] = model.check_extra_state(state)
+            except ValueError as exc:
+                skipped.append(f"{exc}; that part of the session was skipped")
         row.set_entries(self.scores)
+        for name, checked in extras.items():
+            models[name].apply_extra_state(checked)
         for name, values in self.views.items():
             model = models.get(name)
             if model is None:
@@ -91,7 +107,7 @@ class Session:
             "version": VERSION,
             "scores": [{"label": s.label, "value": _encode_float(s.value)} for s in self.scores],
             "views": self.views,
-            "seed": self.seed,
+            "state": self.state,
             "current_view": self.current_view,
         }
         return json.dumps(doc, indent=2, allow_nan=False) + "\n"
@@ -129,13 +145,17 @@ class Session:
                     raise SessionError(f"{name}.{k}: expected a number or a name, got {v!r}")
         # each view model checks its own values (ranges, names) when the session is applied
         clean_views = {str(name): dict(params) for name, params in views.items()}
+        # version 1 also held a "seed" that nothing read: still checked, then ignored
         seed = doc.get("seed", 0)
         if isinstance(seed, bool) or not isinstance(seed, int):
             raise SessionError(f"'seed' must be an integer, got {seed!r}")
+        state = doc.get("state", {})
+        if not isinstance(state, dict) or not all(isinstance(v, dict) for v in state.values()):
+            raise SessionError("'state' must map view names to saved state")
         current = doc.get("current_view")
         if current is not None and not isinstance(current, str):
             raise SessionError("'current_view' must be a view name")
-        return cls(tuple(scores), clean_views, seed, current)
+        return cls(tuple(scores), clean_views, current, {str(k): dict(v) for k, v in state.items()})
 
     def save(self, path: Path | str) -> None:
         write_text_atomic(Path(path), self.to_json())

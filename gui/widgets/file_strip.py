@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QEvent, QObject, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QPushButton, QWidget
 
 FILE_FILTER = "NumPy arrays (*.npz *.npy);;All files (*)"
@@ -24,7 +24,7 @@ def dropped_file(event) -> str | None:
 
 
 class FileStrip(QWidget):
-    """A load button beside the file's name; also takes files dropped on a view (:meth:`accept_drops_on`).
+    """A load button beside the file's name; also takes files dropped on a view (see :class:`FileDrops`).
 
     ``load(path)`` reads and applies a file and returns the message to show,
     or raises ``ValueError`` (the loaders' ``LoadError``) saying why the
@@ -70,25 +70,37 @@ class FileStrip(QWidget):
             self.load_path(path)
 
     # -- drag and drop on the owning view --------------------------------------------------
-    def accept_drops_on(self, view: QWidget) -> None:
-        """Let ``view`` take dropped files: they go through :meth:`load_path`."""
-        view.setAcceptDrops(True)
-        view.installEventFilter(self)
+    def drag_enter(self, event) -> None:
+        """Accept a drag that carries a local file."""
+        if dropped_file(event) is not None:
+            event.acceptProposedAction()
+        else:
+            event.ignore()
 
-    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
-        kind = event.type()
-        if kind in (QEvent.Type.DragEnter, QEvent.Type.DragMove):
-            if dropped_file(event) is not None:
-                event.acceptProposedAction()
-            else:
-                event.ignore()
-            return True
-        if kind == QEvent.Type.Drop:
-            path = dropped_file(event)
-            if path is None:
-                event.ignore()
-            else:
-                event.acceptProposedAction()
-                self.load_path(path)
-            return True
-        return super().eventFilter(obj, event)
+    def drop(self, event) -> None:
+        """Load the dropped file (through :meth:`load_path`)."""
+        path = dropped_file(event)
+        if path is None:
+            event.ignore()
+            return
+        event.acceptProposedAction()
+        self.load_path(path)
+
+
+class FileDrops:
+    """Mixin for a view with a ``file_strip``: files dropped on the view go to the strip.
+
+    List it before the Qt base class (``class V(FileDrops, BaseView)``) and
+    call ``self.setAcceptDrops(True)``.
+    """
+
+    file_strip: FileStrip
+
+    def dragEnterEvent(self, event) -> None:
+        self.file_strip.drag_enter(event)
+
+    def dragMoveEvent(self, event) -> None:
+        self.file_strip.drag_enter(event)
+
+    def dropEvent(self, event) -> None:
+        self.file_strip.drop(event)

@@ -7,13 +7,19 @@ from collections.abc import Sequence
 import numpy as np
 from PySide6.QtCore import QPointF, Signal
 
+import compute
 from gui import theme as themes
 from gui.format import fmt
 from gui.qt import pg
 from gui.widgets.plot import Plot
+from gui.widgets.ticks import few_ticks, label_ticks
 
 #: Cells get their value written in them up to this many rows/columns.
 MAX_ANNOTATED = 10
+#: PooledHeatmap shows block maxima beyond this many rows or columns.
+DISPLAY_MAX = 512
+#: Token labels fit under a narrow plot up to this many columns; beyond, columns are numbered.
+WORDS_ACROSS = 6
 
 
 class Heatmap(Plot):
@@ -151,3 +157,131 @@ class Heatmap(Plot):
         if not (0 <= i < n and 0 <= j < m):
             return ""
         return f"{self._value_name}[{self._rows[i]}, {self._cols[j]}] = {fmt(self._matrix[i, j], 4)}"
+
+
+class PooledHeatmap(Heatmap):
+    """A Heatmap in full-matrix coordinates that may show block maxima, a row outline and masked cells.
+
+    The image always spans the full matrix (so clicks and hover read real
+    rows and columns) even when it holds a pooled copy (block maxima beyond
+    ``display_max`` rows or columns; :attr:`pooling` says by how much).
+    Masked cells get an overlay in the theme's muted colour, so they read
+    apart from weights that are merely near 0.  ``compact`` tiles get a few
+    numbered ticks only.
+    """
+
+    def __init__(self, title: str, *, annotate: bool = False, display_max: int = DISPLAY_MAX,
+                 compact: bool = False, words_across: int = WORDS_ACROSS, **kwargs):
+        self._annotate = annotate
+        self.display_max = display_max
+        self.compact = compact
+        self._words_across = words_across
+        self._full: np.ndarray = np.zeros((0, 0))
+        self._shape = (0, 0)
+        self._ticks_key: tuple = ()
+        self.pooling = (1, 1)
+        super().__init__(title, **kwargs)
+
+    def create_items(self, item) -> None:
+        super().create_items(item)
+        self.overlay = pg.ImageItem(axisOrder="row-major")
+        self.overlay.setZValue(4)
+        self.overlay.hide()
+        item.addItem(self.overlay)
+
+    def show_matrix(self, full: np.ndarray, rows, cols, *, masked: np.ndarray | None = None,
+                    auto_levels: bool = False) -> tuple[int, int]:
+        """Draw ``full`` (block maxima beyond ``display_max``); returns the pooling factors."""
+        full = np.asarray(full, dtype=float)
+        n, m = full.shape
+        shown, (fr, fc) = compute.max_pool2d(full, self.display_max, self.display_max)
+        shown = np.asarray(shown, dtype=float)
+        finite = shown[np.isfinite(shown)]
+        if self._diverging:
+            top = float(np.abs(finite).max()) if finite.size else 0.0
+            levels = (-top, top) if top > 0 else (-1.0, 1.0)
+        elif auto_levels and finite.size:
+            lo, hi = float(finite.min()), float(finite.max())
+            levels = (lo, hi) if hi > lo else (lo, lo + 1.0)
+        else:
+            levels = self._levels
+        self.image.setImage(np.nan_to_num(shown, nan=0.0, posinf=0.0, neginf=0.0), levels=levels)
+        width, height = shown.shape[1] * fc, shown.shape[0] * fr
+        self.image.setRect(0, 0, width, height)
+        self.colorbar.setLevels(levels)
+        self._show_mask(masked, width, height)
+        item = self.getPlotItem()
+        key = (tuple(rows), tuple(cols))
+        if key != self._ticks_key:
+            self._ticks_key = key
+            if self.compact:
+                item.getAxis("left").setTicks([few_ticks(n)])
+                item.getAxis("bottom").setTicks([few_ticks(m)])
+            else:
+                item.getAxis("left").setTicks([label_ticks(n, rows)])
+                item.getAxis("bottom").setTicks([label_ticks(m, cols, self._words_across)])
+            item.setXRange(0, m, padding=0.02)
+            item.setYRange(0, n, padding=0.02)
+            self._rows, self._cols = tuple(rows), tuple(cols)
+            self._matrix = shown
+            self._make_texts(n * m if self._annotate and max(n, m) <= 8 else 0)
+        self._matrix = shown
+        self._full = full
+        self._shape = (n, m)
+        self.pooling = (fr, fc)
+        for k, text in enumerate(self._texts):
+            i, j = divmod(k, m)
+            v = full[i, j]  # weights lie in 0..1: two decimals always fit the cell (hover for more)
+            text.setText(f"{v:.2f}" if np.isfinite(v) else fmt(v))
+            text.setPos(j + 0.5, i + 0.5)
+        self._color_texts()
+        return fr, fc
+
+    def _show_mask(self, masked, width, height) -> None:
+        if masked is None or not masked.any():
+            self.overlay.hide()
+            return
+        allowed, _ = compute.max_pool2d((~masked).astype(float), self.display_max, self.display_max)
+        hidden = np.asarray(allowed) <= 0  # a block is drawn masked when all its cells are
+        rgba = np.zeros(hidden.shape + (4,), dtype=np.uint8)
+        c = pg.mkColor(themes.current().muted)
+        rgba[hidden] = (c.red(), c.green(), c.blue(), 215)
+        self.overlay.setImage(rgba, autoLevels=False, levels=(0, 255))
+        self.overlay.setRect(0, 0, width, height)
+        self.overlay.show()
+
+    def set_row(self, row: int | None) -> None:
+        """Outline row ``row`` (or nothing)."""
+        n, m = self._shape
+        if row is None or not 0 <= row < n:
+            self.highlight.hide()
+            return
+        self.highlight.setRect(0, row, m, 1)
+        self.highlight.show()
+
+    @property
+    def full_matrix(self) -> np.ndarray:
+        return self._full
+
+    def cell_at(self, scene_pos):
+        vb = self.getPlotItem().getViewBox()
+        if not vb.sceneBoundingRect().contains(scene_pos):
+            return None
+        p = vb.mapSceneToView(scene_pos)
+        i, j = int(np.floor(p.y())), int(np.floor(p.x()))
+        n, m = self._shape
+        return (i, j) if 0 <= i < n and 0 <= j < m else None
+
+    def _color_texts(self) -> None:
+        if len(self._texts) != self._matrix.size:
+            return
+        super()._color_texts()
+
+    def _describe_cell(self, x: float, y: float) -> str:
+        i, j = int(np.floor(y)), int(np.floor(x))
+        n, m = self._shape
+        if not (0 <= i < n and 0 <= j < m):
+            return ""
+        row = self._rows[i] if i < len(self._rows) else str(i + 1)
+        col = self._cols[j] if j < len(self._cols) else str(j + 1)
+        return f"{self._value_name}[{row}, {col}] = {fmt(self._full[i, j], 4)}"

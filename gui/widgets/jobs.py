@@ -35,7 +35,7 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QThreadPool, Signal
 from superqt.utils import create_worker
 
 #: How long :meth:`Job.wait` and :meth:`Job.shutdown` wait for a worker by default (seconds).
@@ -108,9 +108,12 @@ class Job(QObject):
         return self._cancelled_key
 
     # -- requests ------------------------------------------------------------------------
-    def request(self, key: Hashable, inputs: Any) -> bool:
-        """Want the result for ``key``; returns whether work for it is (now) running or waiting."""
-        if self._shut_down or key == self._cancelled_key:
+    def request(self, key: Hashable, inputs: Any, *, again: bool = False) -> bool:
+        """Want the result for ``key``; returns whether work for it is (now) running or waiting.
+
+        ``again`` starts a key that was cancelled (the user asked for it explicitly).
+        """
+        if self._shut_down or (key == self._cancelled_key and not again):
             return False
         if key == self._wanted and self.busy:
             return True
@@ -163,7 +166,9 @@ class Job(QObject):
     def _start(self, run: _Run) -> None:
         self._running = run
         run.worker = create_worker(self._work, run, _start_thread=False)
-        run.worker.start()
+        # Into the pool now: superqt's worker.start() defers this by a timer while an event loop
+        # runs, and a wait() that blocks before that timer fires would never see the work start.
+        QThreadPool.globalInstance().start(run.worker)
 
     def _work(self, run: _Run):
         """The worker's generator (in the worker thread): relays progress, records the outcome."""

@@ -14,7 +14,7 @@ from PySide6.QtGui import QDropEvent
 import compute
 from gui.model import attention as attn
 from gui.model.attention import AttentionModel, LoadError, load_arrays
-from gui.views.attention import SWEEP_DK
+from gui.model.attention import SWEEP_DK
 from tests.conftest import ROOT, run_main
 
 
@@ -30,9 +30,9 @@ def test_weights_and_output_are_compute_attention_to_the_bit(scaling, scale):
     r = m.result()
     q, k, v = attn.random_qkv(12, 16, 2, 3)
     w, out = compute.attention(q, k, v, scale=scale, causal=True, mask=compute.padding_mask(12, 2))
-    assert np.array_equal(r.weights, w) and np.array_equal(r.output, out)
-    assert np.array_equal(r.scores, compute.attention_scores(q, k, scale=scale))
-    assert np.array_equal(r.raw, compute.attention_scores(q, k, scale=1.0))
+    assert np.array_equal(r.core.weights, w) and np.array_equal(r.core.output, out)
+    assert np.array_equal(r.core.scores, compute.attention_scores(q, k, scale=scale))
+    assert np.array_equal(r.core.raw, compute.attention_scores(q, k, scale=1.0))
     a = m.arrays()
     assert np.array_equal(a["weights"].data, w[0]) and np.array_equal(a["output"].data, out[0])
     assert np.array_equal(a["q"].data, q[0])
@@ -46,24 +46,24 @@ def test_weights_and_output_are_compute_attention_to_the_bit(scaling, scale):
 
 def test_scale_without_sqrt_saturates_rows():
     m = AttentionModel(n=32, d_k=512, scaling="none")
-    unscaled = m.result().weights.max(axis=-1).mean()
+    unscaled = m.result().core.weights.max(axis=-1).mean()
     m.scaling = "sqrt_dk"
     scaled = m.result()
-    assert unscaled > 0.9 > scaled.weights.max(axis=-1).mean()
-    assert scaled.std_raw == pytest.approx(np.sqrt(512), rel=0.15)
-    assert scaled.std_scaled == pytest.approx(1.0, rel=0.15)
+    assert unscaled > 0.9 > scaled.core.weights.max(axis=-1).mean()
+    assert scaled.core.std_raw == pytest.approx(np.sqrt(512), rel=0.15)
+    assert scaled.core.std_scaled == pytest.approx(1.0, rel=0.15)
 
 
 def test_sentence_source_is_deterministic_with_token_labels():
     m = AttentionModel(source="sentence", d_k=16, heads=2, seed=1)
     m.sentence = "the cat sat on the mat"
     r = m.result()
-    assert r.q_labels == ("the·1", "cat", "sat", "on", "the·5", "mat") == r.k_labels
-    assert r.weights.shape == (2, 6, 6)
+    assert r.core.q_labels == ("the·1", "cat", "sat", "on", "the·5", "mat") == r.core.k_labels
+    assert r.core.weights.shape == (2, 6, 6)
     # the same token gets the same embedding, hence the same query in every head
-    assert np.array_equal(r.q[:, 0], r.q[:, 4])
+    assert np.array_equal(r.core.q[:, 0], r.core.q[:, 4])
     again = AttentionModel(source="sentence", d_k=16, heads=2, seed=1, sentence="the cat sat on the mat").result()
-    assert np.array_equal(again.q, r.q)
+    assert np.array_equal(again.core.q, r.core.q)
     code = ("import numpy as np; from gui.model.attention import token_embedding as t;"
             "print(repr(t('cat', 4).tolist()))")
     other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
@@ -81,11 +81,11 @@ def test_load_a_good_npz_and_npy(tmp_path):
     assert m.source == "file" and m.file_path.endswith("good.npz")
     r = m.result()
     w, _ = compute.attention(q.astype(np.float32).astype(np.float64), k, v, mask=mask)
-    assert np.array_equal(r.weights, w)
-    assert r.masked_row_indices == [2] and not r.weights[0, 2].any()
+    assert np.array_equal(r.core.weights, w)
+    assert r.masked_row_indices == [2] and not r.core.weights[0, 2].any()
     np.save(tmp_path / "stack.npy", np.stack([q[0], k[0], v[0]]))
     m.load_file(tmp_path / "stack.npy")
-    assert m.result().weights.shape == (1, 6, 6)
+    assert m.result().core.weights.shape == (1, 6, 6)
 
 
 def _bad_files(tmp_path):
@@ -111,19 +111,19 @@ def _bad_files(tmp_path):
 
 def test_bad_files_say_what_is_wrong_and_keep_the_state(tmp_path):
     m = AttentionModel(n=5)
-    before = m.result().weights
+    before = m.result().core.weights
     for name, message in _bad_files(tmp_path):
         with pytest.raises(LoadError, match=re.escape(message)):
             m.load_file(tmp_path / name)
         assert m.source == "random" and m.loaded is None and m.file_path == ""
-        assert np.array_equal(m.result().weights, before)
+        assert np.array_equal(m.result().core.weights, before)
     with pytest.raises(LoadError, match="cannot read"):
         load_arrays(tmp_path)  # a folder
 
 
 def test_sizes_beyond_a_quarter_of_the_memory_are_refused(monkeypatch):
     m = AttentionModel()
-    monkeypatch.setattr(attn, "memory_limit", lambda: 10 * 1024**2)
+    monkeypatch.setattr(attn.sources, "memory_limit", lambda: 10 * 1024**2)
     with pytest.raises(ValueError, match="quarter of this machine's memory"):
         m.set_param("n", 2048)
     assert m.n == 8
@@ -135,7 +135,7 @@ def test_sizes_beyond_a_quarter_of_the_memory_are_refused(monkeypatch):
 def test_fully_masked_rows_are_flagged():
     m = AttentionModel(n=6, padding=6)
     r = m.result()
-    assert r.masked_row_indices == list(range(6)) and not r.weights.any() and not r.output.any()
+    assert r.masked_row_indices == list(range(6)) and not r.core.weights.any() and not r.core.output.any()
     assert np.isnan(r.steps.probs).all()
     m.padding, m.causal = 0, "on"
     assert m.result().masked_row_indices == []
@@ -160,10 +160,10 @@ def test_clicking_a_row_selects_the_query(qtbot, make_view, lab):
     assert model.query == 4
     settle(qtbot, view)
     r = model.result()
-    np.testing.assert_array_equal(view.bars.heights[0], r.weights[0, 3])
+    np.testing.assert_array_equal(view.bars.heights[0], r.core.weights[0, 3])
     assert view.steps.item(0, 5).text() == f"{r.steps.probs[0]:.3f}"
     assert view.weights.highlight.isVisible() and view.weights.highlight.rect().y() == 3
-    np.testing.assert_array_equal(view.weights.full_matrix, r.weights[0])
+    np.testing.assert_array_equal(view.weights.full_matrix, r.core.weights[0])
 
 
 def test_causal_and_padding_toggles_update_overlay_and_weights(qtbot, make_view, lab):
@@ -220,7 +220,7 @@ def test_load_button_and_drop_good_and_bad_files(qtbot, make_view, lab, tmp_path
     np.savez(tmp_path / "three.npz", q=q, k=k, v=v)
     assert drop(tmp_path / "three.npz").isAccepted()
     settle(qtbot, view)
-    assert model.result().heads == 3 and view.weights.full_matrix.shape == (7, 7)
+    assert model.result().core.heads == 3 and view.weights.full_matrix.shape == (7, 7)
 
 
 def test_sweep_finishes_and_draws_and_can_be_cancelled(qtbot, make_view, lab, monkeypatch):
@@ -229,27 +229,28 @@ def test_sweep_finishes_and_draws_and_can_be_cancelled(qtbot, make_view, lab, mo
     assert len(view.sweep.entropy_scaled.xData) == len(SWEEP_DK)
     assert view.arrays()["dk_sweep"].data.shape == (len(SWEEP_DK), 7)
 
-    def slow(n, d_ks, seed=0, heads=1, progress=None, cancelled=None):
+    steps_done = []
+
+    def slow(n, d_ks, seed=0, heads=1):
         for i in range(400):
-            if cancelled():
-                raise compute.Cancelled()
             time.sleep(0.01)
-            if progress is not None:
-                progress(i + 1, 400)
+            steps_done.append(i)
+            yield i + 1, 400
         raise AssertionError("never cancelled")
 
-    monkeypatch.setattr(compute, "dk_sweep", slow)
+    monkeypatch.setattr(compute, "dk_sweep_steps", slow)
     lab.models["attention"].n = 9
-    qtbot.waitUntil(lambda: view._sweep_thread is not None, timeout=5000)
+    qtbot.waitUntil(lambda: view.sweep_job.busy, timeout=5000)
     qtbot.waitUntil(lambda: view.sweep_bar.value() > 0, timeout=5000)
     view.sweep_cancel.click()
     qtbot.waitUntil(lambda: not view.sweep_running, timeout=5000)
     assert view.sweep_bar.format() == "sweep cancelled"
     lab.models["attention"].n = 10  # a new n starts a new (slow) sweep; closing the view cancels it
-    qtbot.waitUntil(lambda: view._sweep_thread is not None, timeout=5000)
-    thread = view._sweep_thread
+    qtbot.waitUntil(lambda: view.sweep_job.busy, timeout=5000)
+    started = len(steps_done)
     view.close()
-    assert thread.isFinished() and thread.cancelled
+    assert not view.sweep_running  # closing stopped it at its next step
+    assert len(steps_done) < started + 400
 
 
 def test_large_matrices_are_shown_as_block_maxima(qtbot, make_view, lab):
@@ -335,9 +336,9 @@ def test_a_session_reloads_its_file(tmp_path):
 @pytest.fixture
 def gated(monkeypatch):
     """compute_core in the view's worker waits for ``gate`` (set it to let jobs finish); records d_k."""
-    from gui.views import attention as view_module
+    from gui.model.attention import core as core_module
 
-    real = view_module.compute_core
+    real = core_module.compute_core
     gate = threading.Event()
     calls = []
 
@@ -346,7 +347,7 @@ def gated(monkeypatch):
         gate.wait(10)
         return real(inputs)
 
-    monkeypatch.setattr(view_module, "compute_core", slow)
+    monkeypatch.setattr(core_module, "compute_core", slow)
     return gate, calls
 
 
@@ -368,7 +369,8 @@ def test_a_large_change_runs_in_the_worker_and_lands(qtbot, make_view, lab, gate
     gate, calls = gated
     view, model = big_view(qtbot, make_view, lab)
     before = view.weights.full_matrix.copy()
-    assert view.needs_worker(model.snapshot()) and not view.compute_row.isVisible()
+    assert attn.needs_worker(model.snapshot())
+    assert not view.compute_row.isVisible()
     model.d_k = 8
     qtbot.waitUntil(lambda: view.compute_row.isVisible(), timeout=5000)
     assert view.compute_bar.maximum() == 0 and "computing" in view.note.text()
@@ -389,7 +391,8 @@ def test_a_newer_value_supersedes_an_older_one(qtbot, make_view, lab, gated):
     qtbot.wait(40)
     model.d_k = 32
     qtbot.wait(40)
-    assert view.compute_row.isVisible() and len(view._core_threads) == 1  # at most one job
+    assert view.compute_row.isVisible()
+    assert calls == [8]  # at most one job: 16 and 32 wait for it
     gate.set()
     qtbot.waitUntil(lambda: not view.compute_running and not view.computing, timeout=20000)
     assert calls == [8, 32]  # 16 never started; 8's result was dropped
@@ -417,12 +420,11 @@ def test_closing_while_a_job_runs_leaves_no_thread(qtbot, make_view, lab, gated)
     gate, _calls = gated
     view, model = big_view(qtbot, make_view, lab)
     model.d_k = 8
-    qtbot.waitUntil(lambda: view._core_thread is not None, timeout=5000)
-    thread = view._core_thread
+    qtbot.waitUntil(lambda: view.core_job.busy, timeout=5000)
     opener = threading.Timer(0.3, gate.set)
     opener.start()
     view.close()  # waits for the product in progress
-    assert thread.isFinished() and not view.compute_running
+    assert not view.compute_running
     opener.join()
 
 
@@ -432,7 +434,7 @@ def test_flush_and_export_wait_for_the_current_result(qtbot, make_view, lab, gat
     gate, _calls = gated
     view, model = big_view(qtbot, make_view, lab)
     model.d_k = 8
-    qtbot.waitUntil(lambda: view._core_thread is not None, timeout=5000)
+    qtbot.waitUntil(lambda: view.core_job.busy, timeout=5000)
     model.d_k = 16  # the running job (8) is stale: export computes 16 itself
     gate.set()
     view.flush()
@@ -490,7 +492,7 @@ def test_tables_start_from_the_shown_values_and_typing_changes_the_weights(qtbot
     assert model.source == "tables"
     t = model.tables
     assert t.q.shape == (16, 16) and t.v.shape == (16, 16)
-    assert np.array_equal(t.q, shown.q[0, :16, :16]) and np.array_equal(t.k, shown.k[0, :16, :16])
+    assert np.array_equal(t.q, shown.core.q[0, :16, :16]) and np.array_equal(t.k, shown.core.k[0, :16, :16])
     settle(qtbot, view)
     assert view.tables_tabs.isVisible() and not view.d_k.isEnabled()
     assert view.weights.full_matrix.shape == (16, 16)

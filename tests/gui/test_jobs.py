@@ -122,6 +122,8 @@ def test_cancel_stops_at_the_next_yield_and_blocks_a_restart_of_that_key(make_jo
     assert len(steps_done) < 1000
     assert job.cancelled_key == "big"
     assert not job.request("big", 1000)  # not restarted until another key is asked for
+    assert job.request("big", 2, again=True)  # unless asked for explicitly
+    assert job.cancel() == "big"
     assert job.request("small", 3)
     qtbot.waitUntil(lambda: bool(rec.delivered), timeout=5000)
     assert rec.delivered == [("small", "finished")]
@@ -160,3 +162,20 @@ def test_shutdown_refuses_new_work_and_delivers_nothing(make_job, qtbot):
     assert not job.request("b", 2)
     qtbot.wait(50)
     assert rec.delivered == []
+
+
+def test_wait_inside_an_event_loop_does_not_block_the_start(make_job, qtbot):
+    """A request made while an event loop runs, waited for after it returned (export after a redraw)."""
+    from PySide6.QtCore import QEventLoop, QTimer
+
+    job, rec = make_job(lambda x: x * 3)
+    loop = QEventLoop()
+
+    def request_and_leave():
+        job.request("in-loop", 5)
+        loop.quit()  # nothing more runs in this loop: a start deferred to a timer would never happen
+
+    QTimer.singleShot(0, request_and_leave)
+    loop.exec()
+    assert job.wait(5)
+    assert rec.delivered == [("in-loop", 15)]

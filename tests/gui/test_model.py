@@ -274,7 +274,6 @@ def test_session_round_trip_keeps_every_value(tmp_path):
     lab.models["temperature"].set_param("temperature", 0.37)
     lab.models["temperature"].set_param("scale", 2.5)
     lab.models["calculator"].set_param("temperature", 4.0)
-    lab.seed = 1234
     path = tmp_path / "s.json"
     lab.session("temperature").save(path)
     json.loads(path.read_text())  # standard JSON: no bare NaN/Infinity
@@ -288,7 +287,62 @@ def test_session_round_trip_keeps_every_value(tmp_path):
     assert v[0] == 1.5 and v[1] == -math.inf and v[2] == math.inf and math.isnan(v[3])
     assert other.models["temperature"].to_dict() == {"temperature": 0.37, "scale": 2.5}
     assert other.models["calculator"].temperature == 4.0
-    assert other.seed == 1234
+    assert "seed" not in json.loads(path.read_text())  # Lab.seed is gone: nothing read it
+
+
+def test_a_session_keeps_the_typed_sentence_and_the_edited_tables(tmp_path):
+    lab = Lab()
+    attention = lab.models["attention"]
+    attention.sentence = "a typed sentence"
+    attention.set_param("source", "tables")
+    attention.tables = attention.tables.with_value("k", 1, 2, 7.25)
+    path = tmp_path / "s.json"
+    lab.session("attention").save(path)
+    other = Lab()
+    assert other.restore(Session.load(path)) == []
+    m = other.models["attention"]
+    assert m.sentence == "a typed sentence"
+    assert m.source == "tables"
+    for which in ("q", "k", "v"):
+        np.testing.assert_array_equal(getattr(m.tables, which), getattr(attention.tables, which))
+    assert m.tables.k[1, 2] == 7.25
+    assert m.result().core.k[0, 1, 2] == 7.25  # the restored tables are what is computed
+
+
+def test_a_version_1_session_still_opens(tmp_path):
+    path = tmp_path / "v1.json"
+    path.write_text(json.dumps({
+        "format": "softmax-lab-session", "version": 1, "seed": 7,
+        "scores": [{"label": "a", "value": 3.0}, {"label": "b", "value": 1.0}],
+        "views": {"temperature": {"temperature": 0.5}}, "current_view": "temperature",
+    }))
+    lab = Lab()
+    assert lab.restore(Session.load(path)) == []
+    assert lab.scores.values.tolist() == [3.0, 1.0]
+    assert lab.models["temperature"].temperature == 0.5
+
+
+@pytest.mark.parametrize(("state", "message"), [
+    ({"attention": {"tables": {"q": [[1.0]], "k": [[1.0]]}}}, "exactly q, k and v"),
+    ({"attention": {"tables": {"q": [[1.0, "x"]], "k": [[1.0]], "v": [[1.0]]}}}, "must hold numbers"),
+    ({"attention": {"tables": {"q": [[1.0]] * 17, "k": [[1.0]] * 17, "v": [[1.0]] * 17}}}, "shape (17, 1)"),
+    ({"attention": {"sentence": 5}}, "not text"),
+    ({"attention": {"colour": "red"}}, "no saved state named colour"),
+    ({"calculator": {"x": 1}}, "calculator keeps no saved state"),
+])
+def test_bad_saved_state_is_skipped_and_reported(tmp_path, state, message):
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps({
+        "format": "softmax-lab-session", "version": 2,
+        "scores": [{"label": "a", "value": 4.0}], "views": {}, "state": state,
+    }))
+    lab = Lab()
+    before = lab.models["attention"].extra_state()
+    skipped = lab.restore(Session.load(path))
+    assert len(skipped) == 1
+    assert message in skipped[0]
+    assert lab.models["attention"].extra_state() == before
+    assert lab.scores.values.tolist() == [4.0]  # the rest of the session still loads
 
 
 @pytest.mark.parametrize(

@@ -236,10 +236,10 @@ def test_closing_the_window_stops_background_work(qtbot, tmp_path):
     w.lab.models["attention"].set_param("n", 2048)
     view = w.show_view("attention")
     view.start_sweep()
-    thread = view._sweep_thread
-    assert thread is not None
-    w.close()  # the view gets no close event of its own: the window must stop its threads
-    assert not thread.isRunning()
+    assert view.sweep_job.busy
+    w.close()  # the view gets no close event of its own: the window must stop its jobs
+    assert not view.sweep_job.running
+    assert not view.core_job.running
 
 
 # -- the compute backend ---------------------------------------------------------------------------

@@ -1,0 +1,238 @@
+"""The Attention view's results: the core (every head) for a snapshot of the inputs, and the d_k sweep.
+
+Both are pure functions of immutable snapshots (:class:`CoreInputs`,
+:class:`SweepInputs`), so they run in a worker thread as they run here; the
+model caches what they return (see :mod:`gui.model.attention.model`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+import compute
+from gui.model.attention.sources import (
+    LoadedArrays,
+    TableArrays,
+    default_tables,
+    distinct_labels,
+    random_qkv,
+    sentence_qkv,
+    tokens_of,
+)
+
+#: At most this many score entries go into the histogram (a strided sample beyond).
+HIST_SAMPLE = 1_000_000
+HIST_BINS = 60
+#: The key dimensions of the d_k sweep (4 to 1024, log-spaced).
+SWEEP_DK = np.unique(np.round(np.geomspace(4, 1024, 17)).astype(int))
+SWEEP_COLUMNS = ("d_k", "entropy_scaled", "entropy_unscaled", "max_weight_scaled", "max_weight_unscaled",
+                 "std_qk", "sqrt_dk")
+
+
+@dataclass(frozen=True, eq=False)
+class CoreInputs:
+    """An immutable snapshot of everything the core depends on (see AttentionModel.snapshot)."""
+
+    source: str
+    n: int
+    d_k: int
+    heads: int
+    seed: int
+    scaling: str
+    temperature: float
+    causal: str
+    padding: int
+    sentence: str
+    loaded: LoadedArrays | None
+    file_path: str = ""
+    tables: TableArrays | None = None
+
+    @property
+    def key(self) -> tuple:
+        """Equal keys mean equal cores (a loaded file and the tables are compared by identity)."""
+        return (self.source, self.n, self.d_k, self.heads, self.seed, self.scaling, self.temperature,
+                self.causal, self.padding, self.sentence if self.source == "sentence" else None,
+                id(self.loaded) if self.source == "file" else None,
+                id(self.tables) if self.source == "tables" else None)
+
+    def table_arrays(self) -> TableArrays:
+        return self.tables if self.tables is not None else default_tables(None, None, None, self.d_k, self.seed)
+
+    def shape(self) -> tuple[int, int, int, int, int]:
+        """(heads, n_q, n_k, d_k, d_v)."""
+        if self.source == "file" and self.loaded is not None:
+            h, n_q, d = self.loaded.q.shape
+            return h, n_q, self.loaded.k.shape[1], d, self.loaded.v.shape[2]
+        if self.source == "tables":
+            t = self.table_arrays()
+            return 1, t.q.shape[0], t.k.shape[0], t.q.shape[1], t.v.shape[1]
+        n = len(tokens_of(self.sentence)) if self.source == "sentence" else self.n
+        return self.heads, n, n, self.d_k, self.d_k
+
+    def work(self) -> int:
+        """About how many multiply-adds the core takes (both matrix products)."""
+        h, n_q, n_k, d, d_v = self.shape()
+        return h * n_q * n_k * (d + d_v)
+
+    def scale_factor(self) -> float | None:
+        """What compute.attention gets as ``scale`` (None: its own 1/sqrt(d_k))."""
+        if self.scaling == "sqrt_dk":
+            return None
+        if self.scaling == "none":
+            return 1.0
+        return 1.0 / self.temperature
+
+
+@dataclass(frozen=True, eq=False)
+class AttentionCore:
+    """The expensive part, for all heads (cached on the inputs)."""
+
+    q_labels: tuple[str, ...]
+    k_labels: tuple[str, ...]
+    q: np.ndarray  # (H, n_q, d)
+    k: np.ndarray  # (H, n_k, d)
+    v: np.ndarray  # (H, n_k, d_v)
+    scale: float  # the factor the scores were multiplied by
+    raw: np.ndarray  # (H, n_q, n_k) Q Kᵀ
+    scores: np.ndarray  # (H, n_q, n_k) Q Kᵀ · scale
+    weights: np.ndarray  # (H, n_q, n_k)
+    output: np.ndarray  # (H, n_q, d_v)
+    allowed: np.ndarray  # (H, n_q, n_k) bool
+    empty_rows: np.ndarray  # (H, n_q) bool: rows with no allowed key
+    memory: int
+    hist_edges: np.ndarray
+    hist_raw: np.ndarray
+    hist_scaled: np.ndarray
+    std_raw: float
+    std_scaled: float
+    note: str
+
+    @property
+    def heads(self) -> int:
+        return self.weights.shape[0]
+
+    @property
+    def n_q(self) -> int:
+        return self.weights.shape[1]
+
+    @property
+    def n_k(self) -> int:
+        return self.weights.shape[2]
+
+
+@dataclass(frozen=True, eq=False)
+class AttentionResult:
+    """One head and one query row of a core: what the view draws."""
+
+    core: AttentionCore
+    head: int  # 0-based (head 1 when all heads are shown)
+    query: int  # 0-based
+    steps: compute.SoftmaxSteps  # the selected query row of the selected head
+    all_heads: bool = False  # ``head`` 0: every head is shown in a grid
+    scaling: str = "sqrt_dk"  # how the scale was chosen (the model's ``scaling``)
+
+    @property
+    def row(self) -> np.ndarray:
+        return self.core.weights[self.head, self.query]
+
+    @property
+    def masked_row_indices(self) -> list[int]:
+        """0-based query rows of the shown head that have no key to attend to."""
+        return [int(i) for i in np.flatnonzero(self.core.empty_rows[self.head])]
+
+    def table(self) -> np.ndarray:
+        """The step table of the selected row, in calculator.STEP_COLUMNS order."""
+        s = self.steps
+        with np.errstate(over="ignore"):
+            raw = np.exp(s.scaled)
+        return np.column_stack([s.scores, s.scaled, raw, s.shifted, s.exps, s.probs, s.log_probs])
+
+
+def _inputs(inp: CoreInputs):
+    """q, k, v (heads first), the file's mask, the labels and a note for ``inp``'s source."""
+    if inp.source == "file" and inp.loaded is not None:
+        a = inp.loaded
+        labels = (tuple(str(i + 1) for i in range(a.q.shape[1])), tuple(str(j + 1) for j in range(a.k.shape[1])))
+        return a.q, a.k, a.v, a.mask, labels, ""
+    if inp.source == "tables":
+        t = inp.table_arrays()
+        labels = tuple(str(i + 1) for i in range(t.q.shape[0]))
+        return t.q[None], t.k[None], t.v[None], None, (labels, labels), ""
+    if inp.source == "sentence":
+        tokens = tokens_of(inp.sentence)
+        labels = distinct_labels(tokens)
+        return (*sentence_qkv(tokens, inp.d_k, inp.heads, inp.seed), None, (labels, labels), "")
+    note = "no file loaded: showing random data (drop a .npz on the view or use Load file)" \
+        if inp.source == "file" else ""
+    labels = tuple(str(i + 1) for i in range(inp.n))
+    return (*random_qkv(inp.n, inp.d_k, inp.heads, inp.seed), None, (labels, labels), note)
+
+
+def compute_core(inp: CoreInputs) -> AttentionCore:
+    """The core for ``inp``: a pure function of the snapshot (no model, no Qt; thread-safe).
+
+    The weights and the output are ``compute.attention``'s; the raw and the
+    scaled score matrices are ``compute.attention_scores``' (the scaled one
+    is the raw one times the scale, as that function computes it).
+    """
+    q, k, v, file_mask, (q_labels, k_labels), note = _inputs(inp)
+    h, n_q, n_k = q.shape[0], q.shape[1], k.shape[1]
+    m = min(inp.padding, n_k)
+    mask = compute.padding_mask(n_k, m) if m else None
+    if file_mask is not None:
+        mask = file_mask if mask is None else (file_mask & mask)
+    causal = inp.causal == "on"
+    scale = inp.scale_factor()
+    factor = 1.0 / math.sqrt(q.shape[2]) if scale is None else compute.check_temperature(scale)
+    weights, output = compute.attention(q, k, v, scale=scale, causal=causal, mask=mask)
+    raw = compute.attention_scores(q, k, scale=1.0)
+    with np.errstate(all="ignore"):
+        scores = raw * np.float64(factor) if factor != 1.0 else raw.copy()
+    allowed = np.ones((n_q, n_k), dtype=bool)
+    if causal:
+        allowed = allowed & compute.causal_mask(n_q, n_k)
+    if mask is not None:
+        allowed = allowed & mask
+    allowed = np.broadcast_to(allowed, (h, n_q, n_k))
+    empty = np.broadcast_to(np.asarray(compute.masked_rows(causal, mask, n_q, n_k)), (h, n_q))
+    sample_raw = raw.reshape(-1)[:: max(1, raw.size // HIST_SAMPLE)]
+    sample_scaled = scores.reshape(-1)[:: max(1, scores.size // HIST_SAMPLE)]
+    top = float(max(np.abs(sample_raw).max(), np.abs(sample_scaled).max(), 1e-12))
+    edges = np.linspace(-top, top, HIST_BINS + 1)
+    return AttentionCore(
+        q_labels=q_labels, k_labels=k_labels, q=q, k=k, v=v, scale=float(factor), raw=raw,
+        scores=scores, weights=np.ascontiguousarray(weights), output=output, allowed=allowed, empty_rows=empty,
+        memory=int(compute.attention_memory(n_q, n_k, q.shape[2], v.shape[2], heads=h)),
+        hist_edges=edges,
+        hist_raw=np.histogram(sample_raw, edges)[0] / sample_raw.size,
+        hist_scaled=np.histogram(sample_scaled, edges)[0] / sample_scaled.size,
+        std_raw=float(raw.std()), std_scaled=float(scores.std()), note=note,
+    )
+
+
+# -- the d_k sweep ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class SweepInputs:
+    """What the d_k sweep depends on: the number of keys shown and the seed."""
+
+    n: int
+    seed: int
+
+
+def sweep_steps(inputs: SweepInputs):
+    """The d_k sweep as a job: yields the fraction done after each d_k, returns compute.dk_sweep's dict."""
+    steps = compute.dk_sweep_steps(inputs.n, SWEEP_DK, seed=inputs.seed, heads=1)
+    while True:
+        try:
+            done, total = next(steps)
+        except StopIteration as stop:
+            return stop.value
+        yield done / total
+
+
+def sweep_table(sweep: dict) -> np.ndarray:
+    """The sweep's columns (SWEEP_COLUMNS) side by side."""
+    return np.column_stack([np.asarray(sweep[k], dtype=float) for k in SWEEP_COLUMNS])

@@ -1,0 +1,196 @@
+"""The Attention view's plots: the heads grid, the score histogram and the d_k sweep."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QGridLayout, QWidget
+
+from gui import theme as themes
+from gui.format import fmt
+from gui.model.texts import tr
+from gui.qt import pg
+from gui.widgets.heatmap import PooledHeatmap
+from gui.widgets.plot import Plot
+
+#: The small heatmaps of the heads grid show block maxima beyond this many rows or columns.
+TILE_MAX = 128
+#: The heads grid shows at most this many heads.
+MAX_TILES = 16
+
+
+class HeadTile(PooledHeatmap):
+    """One head's weights in the heads grid: small, no annotations, no colour bar of its own."""
+
+    def __init__(self, head: int):
+        self.head = head
+        super().__init__(tr("attention.grid.tile", head=head + 1), diverging=False, annotate=False,
+                         display_max=TILE_MAX, compact=True, value_name=tr("attention.weights.value"))
+        self.setMinimumSize(90, 80)
+
+    def create_items(self, item) -> None:
+        super().create_items(item)
+        item.layout.removeItem(self.colorbar)  # one 0-to-1 scale: the bar would crowd a small tile
+        self.colorbar.hide()
+
+    def apply_theme(self, theme: themes.Theme) -> None:
+        super().apply_theme(theme)
+        self.getPlotItem().setTitle(self._title, color=theme.foreground, size="8pt")
+
+
+class HeadsGrid(QWidget):
+    """Every head's weight matrix as a small heatmap (up to 16), in a near-square grid.
+
+    ``rowClicked(head, row)`` (0-based) fires on a click in a tile.
+    """
+
+    rowClicked = Signal(int, int)
+
+    def __init__(self):
+        super().__init__()
+        self.setObjectName("attention.heads_grid")
+        self.tiles: list[HeadTile] = []
+        self._grid = QGridLayout(self)
+        self._grid.setContentsMargins(0, 0, 0, 0)
+        self._grid.setSpacing(2)
+        self._cols = 0
+
+    def _tile(self, h: int) -> HeadTile:
+        while len(self.tiles) <= h:  # made when first needed, then kept
+            tile = HeadTile(len(self.tiles))
+            tile.cellClicked.connect(lambda i, _j, head=tile.head: self.rowClicked.emit(head, i))
+            self.tiles.append(tile)
+        return self.tiles[h]
+
+    def show_heads(self, weights: np.ndarray, allowed: np.ndarray, labels_q, labels_k, *,
+                   query: int, auto_levels: bool) -> list[HeadTile]:
+        """Draw weights[h] for every head; returns the visible tiles."""
+        heads = min(weights.shape[0], MAX_TILES)
+        cols = math.ceil(math.sqrt(heads))
+        shown = [self._tile(h) for h in range(heads)]
+        if cols != self._cols or any(self._grid.indexOf(t) < 0 for t in shown):
+            for t in self.tiles:
+                self._grid.removeWidget(t)
+                t.hide()
+            for h, t in enumerate(shown):
+                self._grid.addWidget(t, h // cols, h % cols)
+            self._cols = cols
+        for h, t in enumerate(shown):
+            t.getPlotItem().showAxis("bottom", heads <= 4)  # many small tiles: room for the matrix
+            masked = ~allowed[h]
+            t.show_matrix(weights[h], labels_q, labels_k, masked=masked if masked.any() else None,
+                          auto_levels=auto_levels)
+            t.set_row(query)
+            t.show()
+        for t in self.tiles[heads:]:
+            t.hide()
+        return shown
+
+
+class HistogramPlot(Plot):
+    """The entries of Q Kᵀ with and without the scale, as two step curves."""
+
+    def __init__(self):
+        super().__init__(tr("attention.hist.title"), x_label=tr("attention.hist.x"), y_label=tr("attention.hist.y"))
+        self.describe = lambda x, y: f"{tr('attention.hist.x')} = {fmt(x)}, {tr('attention.hist.y')} = {fmt(y)}"
+
+    def create_items(self, item) -> None:
+        super().create_items(item)
+        item.setMouseEnabled(x=False, y=False)
+        self.add_legend(offset=(-6, 6))
+        self.raw = item.plot([], [], name=tr("attention.hist.raw", std="–"))
+        self.scaled = item.plot([], [], name=tr("attention.hist.scaled", std="–"))
+
+    def theme_changed(self, theme: themes.Theme) -> None:
+        self.raw.setPen(pg.mkPen(theme.secondary, width=2))
+        self.scaled.setPen(pg.mkPen(theme.accent, width=2))
+
+    def set_data(self, edges, raw, scaled, std_raw: float, std_scaled: float) -> None:
+        self.raw.setData(edges, raw, stepMode="center")
+        self.scaled.setData(edges, scaled, stepMode="center")
+        legend = self.getPlotItem().legend
+        fg = themes.current().foreground
+        legend.items[0][1].setText(tr("attention.hist.raw", std=fmt(std_raw, 2)), color=fg)
+        legend.items[1][1].setText(tr("attention.hist.scaled", std=fmt(std_scaled, 2)), color=fg)
+
+
+class SweepPlot(Plot):
+    """Entropy / ln n and the largest weight against d_k, scaled and not; std(q·k) beside √d_k on the right."""
+
+    def __init__(self):
+        super().__init__(tr("attention.sweep.title"), x_label=tr("attention.sweep.x"), y_label=tr("attention.sweep.y"))
+        self.describe = lambda x, y: f"d_k = {fmt(x, 0)}, {tr('attention.sweep.y')} = {fmt(y)}"
+
+    def create_items(self, item) -> None:
+        super().create_items(item)
+        item.setLogMode(x=True, y=False)
+        item.setMouseEnabled(x=False, y=False)
+        item.setYRange(0, 1.6, padding=0)
+        item.getAxis("left").setTicks([[(v, f"{v:g}") for v in (0, 0.25, 0.5, 0.75, 1.0)], []])
+        item.setXRange(math.log10(4) - 0.05, math.log10(1024) + 0.05, padding=0)
+        item.getAxis("bottom").setTicks([[(math.log10(d), str(d)) for d in (4, 16, 64, 256, 1024)], []])
+        self.add_legend(offset=(4, 1), colCount=2, labelTextSize="7pt")  # three columns overflow the plot
+        self.entropy_scaled = item.plot([], [], name=tr("attention.sweep.h_scaled"))
+        self.entropy_raw = item.plot([], [], name=tr("attention.sweep.h_raw"))
+        self.max_scaled = item.plot([], [], name=tr("attention.sweep.max_scaled"))
+        self.max_raw = item.plot([], [], name=tr("attention.sweep.max_raw"))
+        # std(q·k) and √d_k on a right-hand axis of their own
+        item.showAxis("right")
+        self.right = pg.ViewBox()
+        self.right.setMouseEnabled(x=False, y=False)
+        item.scene().addItem(self.right)
+        item.getAxis("right").linkToView(self.right)
+        item.getAxis("right").setLabel(tr("attention.sweep.y2"))
+        self.right.setXLink(item)
+        self.std = pg.PlotDataItem([], [], symbol="o", symbolSize=5, name=tr("attention.sweep.std"))
+        self.sqrt = pg.PlotDataItem([], [], name=tr("attention.sweep.sqrt"))
+        self.right.addItem(self.std)
+        self.right.addItem(self.sqrt)
+        item.legend.addItem(self.std, tr("attention.sweep.std"))
+        item.legend.addItem(self.sqrt, tr("attention.sweep.sqrt"))
+        item.getViewBox().sigResized.connect(self._sync_right)
+        self.now_line = pg.InfiniteLine(angle=90, movable=False)
+        item.addItem(self.now_line, ignoreBounds=True)
+
+    def _sync_right(self, *_args) -> None:
+        self.right.setGeometry(self.getPlotItem().getViewBox().sceneBoundingRect())
+
+    def theme_changed(self, theme: themes.Theme) -> None:
+        dash = pg.QtCore.Qt.PenStyle.DashLine
+        self.entropy_scaled.setPen(pg.mkPen(theme.accent, width=2))
+        self.entropy_raw.setPen(pg.mkPen(theme.accent, width=2, style=dash))
+        self.max_scaled.setPen(pg.mkPen(theme.series[1], width=2))
+        self.max_raw.setPen(pg.mkPen(theme.series[1], width=2, style=dash))
+        self.std.setPen(None)
+        self.std.setSymbolBrush(pg.mkBrush(theme.highlight))
+        self.std.setSymbolPen(pg.mkPen(theme.background))
+        self.sqrt.setPen(pg.mkPen(theme.muted, width=1.5))
+        self.now_line.setPen(pg.mkPen(theme.highlight, width=1, style=dash))
+        axis = self.getPlotItem().getAxis("right")
+        axis.setPen(pg.mkPen(theme.muted))
+        axis.setTextPen(pg.mkPen(theme.foreground))
+        axis.setLabel(tr("attention.sweep.y2"), color=theme.foreground)
+        for _sample, label in self.getPlotItem().legend.items:
+            label.setText(label.text, color=theme.foreground)
+
+    def set_sweep(self, sweep: dict | None, n: int) -> None:
+        if sweep is None:
+            for c in (self.entropy_scaled, self.entropy_raw, self.max_scaled, self.max_raw, self.std, self.sqrt):
+                c.setData([], [])
+            return
+        d = np.asarray(sweep["d_k"], dtype=float)
+        ln_n = math.log(n) if n > 1 else 1.0
+        self.entropy_scaled.setData(d, np.asarray(sweep["entropy_scaled"]) / ln_n)
+        self.entropy_raw.setData(d, np.asarray(sweep["entropy_unscaled"]) / ln_n)
+        self.max_scaled.setData(d, sweep["max_weight_scaled"])
+        self.max_raw.setData(d, sweep["max_weight_unscaled"])
+        x = np.log10(d)  # the right box is not in log mode: it shares the left box's log10 x
+        self.std.setData(x, sweep["std_qk"])
+        self.sqrt.setData(x, sweep["sqrt_dk"])
+        top = float(max(np.max(sweep["std_qk"]), np.max(sweep["sqrt_dk"])))
+        self.right.setYRange(0, top * 1.05, padding=0)
+
+    def mark(self, d_k: int) -> None:
+        self.now_line.setValue(math.log10(d_k))

@@ -1,0 +1,353 @@
+"""Attention: softmax once per query row of Q Kᵀ · scale, and why the scale is 1/√d_k.
+
+The view builds and wires: controls from the model's parameters, the data
+source widgets, the panels, and two background jobs (the core of large
+inputs and the d_k sweep).  Everything drawn comes from the model's result.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QProgressBar,
+    QPushButton,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gui import theme as themes
+from gui.binding import connect_while_alive
+from gui.model.attention import AttentionModel, sweep_steps
+from gui.model.attention import core as attention_core
+from gui.model.texts import tr
+from gui.qt import pg
+from gui.views.attention.panels import OutputPanel, Readouts, RowPanel, ScoresPanel, SweepPanel, WeightsPanel
+from gui.views.attention.plots import MAX_TILES
+from gui.views.attention.tables import QkvTables
+from gui.views.base import BaseView
+from gui.widgets.file_strip import FileDrops, FileStrip
+from gui.widgets.jobs import Job
+from gui.widgets.sliders import param_control, param_form
+
+SWEEP_DELAY_MS = 150
+SPINS = ("n", "heads", "seed", "padding", "head", "query")
+
+
+def _core_job(inputs):
+    """The core job: the inputs travel with the core, so the model can check it is still current."""
+    return inputs, attention_core.compute_core(inputs)
+
+
+class AttentionView(FileDrops, BaseView):
+    model: AttentionModel
+
+    def build(self) -> None:
+        m = self.model
+        self.computing = False  # a redraw is showing an older result while a job runs
+        self._sync_compute = False  # flush(): compute on this thread whatever the size
+        self._drawn: tuple = ()  # what the plots show: (core id, head, query, auto levels, theme)
+        if m.source == "tables":
+            m.start_tables()
+        error = lambda text: self.tell(text, error=True)  # noqa: E731
+
+        # -- the data ---------------------------------------------------------------------
+        self.source = param_control(m, "source")
+        self.sentence = QLineEdit(m.sentence)
+        self.sentence.setToolTip(tr("attention.sentence.tooltip"))
+        self.sentence.setPlaceholderText(tr("attention.sentence.placeholder"))
+        self.sentence.editingFinished.connect(lambda: m.set_sentence(self.sentence.text()))
+        connect_while_alive(self, m.events.sentence, self._show_sentence)
+        self.file_strip = FileStrip(self._load, button=tr("attention.load"), tooltip=tr("attention.load.tooltip"),
+                                    dialog_title=tr("attention.load.dialog"), no_file=tr("attention.no_file"),
+                                    object_name="attention.file")
+        self.file_strip.message.connect(lambda text, is_error: self.tell(text, error=is_error))
+        self.setAcceptDrops(True)
+        self.load_button = self.file_strip.button
+        self.tables_tabs = QkvTables(m)
+        self.tables_tabs.message.connect(lambda text: self.tell(text))
+        self.matrix_tables = self.tables_tabs.tables
+
+        # -- the parameters ------------------------------------------------------------------
+        self.spins: dict = {}
+        form_box = param_form(m, SPINS, message=error, controls=self.spins)
+        self.spins["head"].setSpecialValueText(tr("attention.head.all"))  # 0: every head, in a grid
+        self.spins["seed"].setToolTip(tr("attention.seed.tooltip"))
+        self.d_k, self.scaling, self.temperature, self.causal = (
+            param_control(m, name) for name in ("d_k", "scaling", "temperature", "causal"))
+        for control in (self.source, self.d_k, self.scaling, self.temperature, self.causal):
+            control.message.connect(error)
+        self.temperature.setToolTip(tr("attention.temperature.tooltip"))
+        self.auto_box = QCheckBox(tr("attention.auto_levels"))
+        self.auto_box.setToolTip(tr("attention.auto_levels.tooltip"))
+        self.auto_box.toggled.connect(self._auto_toggled)
+        readouts = self.readout_box(Readouts.KEYS)
+        self.note = QLabel()
+        self.note.setWordWrap(True)
+        self.note.setObjectName("attention.note")
+
+        # -- the panels ------------------------------------------------------------------------
+        self.weights_panel = WeightsPanel()
+        self.weights_stack, self.weights, self.heads_grid = (
+            self.weights_panel, self.weights_panel.heatmap, self.weights_panel.grid)
+        self.row_panel = RowPanel()
+        self.bars, self.steps = self.row_panel.bars, self.row_panel.steps
+        self.scores_panel = ScoresPanel()
+        self.scores_map, self.histogram = self.scores_panel.heatmap, self.scores_panel.histogram
+        self.output_map = OutputPanel()
+        self.sweep_panel = SweepPanel()
+        self.sweep = self.sweep_panel.plot
+        self.sweep_bar, self.sweep_cancel = self.sweep_panel.bar, self.sweep_panel.cancel
+        self.readouts_panel = Readouts(self.readouts)
+        for key, plot in (("weights", self.weights), ("row", self.bars), ("scores", self.scores_map),
+                          ("histogram", self.histogram), ("output", self.output_map), ("sweep", self.sweep)):
+            self.add_plot(key, plot)
+        for heatmap in (self.weights, self.scores_map, self.output_map):
+            heatmap.cellClicked.connect(lambda i, _j: self._row_clicked(i))
+        self.heads_grid.rowClicked.connect(self._head_clicked)
+
+        # -- the background jobs ------------------------------------------------------------------
+        self.core_job = Job(_core_job, self)
+        self.core_job.delivered.connect(self._core_delivered)
+        self.core_job.failed.connect(lambda _key, text: self.tell(text, error=True))
+        self.sweep_job = Job(sweep_steps, self)
+        self.sweep_job.progressed.connect(self.sweep_panel.progressed)
+        self.sweep_job.delivered.connect(self._sweep_delivered)
+        self.sweep_job.failed.connect(lambda _key, text: self.tell(text, error=True))
+        self.sweep_panel.cancel.clicked.connect(self.cancel_sweep)
+        self.sweep_panel.run.clicked.connect(lambda: self.start_sweep(again=True))
+        self._sweep_timer = QTimer(self)
+        self._sweep_timer.setSingleShot(True)
+        self._sweep_timer.setInterval(SWEEP_DELAY_MS)
+        self._sweep_timer.timeout.connect(self.start_sweep)
+        for name in ("n", "heads", "seed", "source", "loaded", "tables", "sentence"):
+            connect_while_alive(self, getattr(m.events, name), lambda *_: self._sweep_timer.start())
+        self.compute_bar = QProgressBar()
+        self.compute_bar.setRange(0, 0)  # busy: NumPy cannot report progress inside a product
+        self.compute_bar.setFormat(tr("attention.compute.progress"))
+        self.compute_bar.setTextVisible(True)
+        self.compute_bar.setToolTip(tr("attention.compute.progress.tooltip"))
+        self.compute_cancel = QPushButton(tr("attention.compute.cancel"))
+        self.compute_cancel.setToolTip(tr("attention.compute.cancel.tooltip"))
+        self.compute_cancel.clicked.connect(self.cancel_compute)
+        self.compute_row = _row(self.compute_bar, self.compute_cancel)
+        self.compute_row.hide()
+        self._layout(form_box, readouts)
+        self.start_sweep()
+
+    def _layout(self, form_box: QWidget, readouts: QWidget) -> None:
+        top = QWidget()  # the first control stretches: the source and data block
+        tv = QVBoxLayout(top)
+        tv.setContentsMargins(0, 0, 0, 0)
+        for w in (self.source, self.sentence, self.file_strip, self.tables_tabs, form_box, self.d_k,
+                  self.scaling, self.temperature, _row(self.causal, self.auto_box, stretch=True)):
+            tv.addWidget(w)
+        tv.addStretch(1)
+        grid_box = QWidget()
+        grid = QGridLayout(grid_box)
+        grid.setContentsMargins(0, 0, 0, 0)
+        for i, w in enumerate((self.weights_stack, self.bars, self.scores_map, self.histogram,
+                               self.output_map, self.sweep)):
+            grid.addWidget(w, i // 2, i % 2)
+        grid.setColumnStretch(0, 1)
+        grid.setColumnStretch(1, 1)
+        for row, stretch in enumerate((5, 4, 4)):
+            grid.setRowStretch(row, stretch)
+        self._plot_grid = grid  # the heads grid gets a taller first row
+        plots = QSplitter(pg.QtCore.Qt.Orientation.Vertical)
+        plots.addWidget(grid_box)
+        plots.addWidget(self.steps)
+        plots.setSizes([640, 150])
+        plots.setChildrenCollapsible(False)
+        self.arrange([top, readouts, self.compute_row, self.note, self.sweep_panel.row], plots, min_width=290)
+
+    # -- messages and user actions ----------------------------------------------------------------
+    def tell(self, text: str, *, error: bool = False) -> None:
+        """A message for the status bar and the note under the controls."""
+        self._message = (text, error)
+        self._show_note()
+        self.status.emit(text)
+
+    def _show_note(self, extra: str = "") -> None:
+        text, error = getattr(self, "_message", ("", False))
+        self.note.setText("\n".join(p for p in (text, extra) if p))
+        colour = themes.current().highlight if error else themes.current().muted
+        self.note.setStyleSheet(f"color: {colour}")
+
+    def _show_sentence(self, text: str) -> None:
+        if self.sentence.text() != text:
+            self.sentence.setText(text)
+
+    def _auto_toggled(self, on: bool) -> None:
+        self.weights_panel.auto_levels = self.row_panel.auto_levels = on
+        self.schedule_redraw()
+
+    def _row_clicked(self, row: int) -> None:
+        self.model.set_param("query", min(row + 1, int(self.model.params()["query"].maximum)))
+
+    def _head_clicked(self, head: int, row: int) -> None:
+        """A click in the heads grid: that head and that query (the grid gives way to the head)."""
+        query = min(row + 1, int(self.model.params()["query"].maximum))
+        self.model.update_from_dict({"query": query, "head": head + 1})
+
+    def _load(self, path: str) -> str:
+        loaded = self.model.load_file(path)  # LoadError (a ValueError) says why and changes nothing
+        h, n_q, d = loaded.q.shape
+        return tr("attention.loaded", name=Path(path).name, heads=h, n_q=n_q, n_k=loaded.k.shape[1], d=d)
+
+    def load_path(self, path: str | Path) -> bool:
+        """Load a file into the model; on failure the message says why and nothing changes."""
+        return self.file_strip.load_path(path)
+
+    # -- the d_k sweep ----------------------------------------------------------------------------
+    @property
+    def sweep_data(self) -> dict | None:
+        return self.model.sweep()
+
+    @property
+    def sweep_running(self) -> bool:
+        return self.sweep_job.running
+
+    def start_sweep(self, *, again: bool = False) -> None:
+        """(Re)start the sweep for the current inputs unless it is computed; stale sweeps are stopped."""
+        self._sweep_timer.stop()
+        if self.model.sweep() is not None:
+            self._draw_sweep()
+            return
+        inputs = self.model.sweep_inputs()
+        was = self.sweep_job.wanted_key if self.sweep_job.busy else None
+        if self.sweep_job.request(inputs, inputs, again=again) and was != inputs:
+            self.sweep_panel.started()
+
+    def cancel_sweep(self) -> None:
+        if self.sweep_job.cancel() is not None:
+            self.sweep_panel.finished(None)
+
+    def _sweep_delivered(self, inputs, sweep: dict) -> None:
+        self.model.store_sweep(inputs, sweep)
+        self.sweep_panel.finished(inputs.n)
+        self._draw_sweep()
+
+    def _draw_sweep(self) -> None:
+        core = self.model.last_core
+        if core is not None:
+            self.sweep_panel.show(self.model.sweep(), core.n_k, core.q.shape[2])
+
+    # -- the core of large inputs in a worker -------------------------------------------------------
+    @property
+    def compute_running(self) -> bool:
+        """Whether any recompute job (wanted or cancelled) is still running."""
+        return self.core_job.running
+
+    def _core_to_draw(self):
+        """The current core (cached, or computed here when small or when flushing), else the last
+        one while the job computes the current one (``self.computing``)."""
+        m = self.model
+        inputs = m.pending_core()
+        if inputs is None or self._sync_compute:
+            self.computing = False
+            return m.core()  # MemoryError when the inputs are refused
+        self.computing = True
+        self.core_job.request(inputs.key, inputs)
+        return m.last_core
+
+    def _core_delivered(self, _key, pair) -> None:
+        inputs, core = pair
+        self.model.store_core(inputs, core)  # dropped when stale
+        self._redraw()
+
+    def cancel_compute(self) -> None:
+        """Drop the running job's result and put back the inputs of the result shown."""
+        self.core_job.cancel()
+        shown = self.model.last_inputs
+        if shown is not None:
+            self.model.restore(shown)
+        self.tell(tr("attention.compute.cancelled"))
+        self._redraw()
+
+    def shutdown(self) -> None:
+        """Stop every job for good: a redraw that fires later must not start a new one."""
+        self._sweep_timer.stop()
+        self.sweep_job.shutdown()
+        self.core_job.shutdown()
+
+    def closeEvent(self, event) -> None:
+        self.shutdown()
+        super().closeEvent(event)
+
+    def flush(self) -> None:
+        """Redraw now, of the current inputs: the sweep and the core are waited for (or computed
+        here), so that exports are never stale."""
+        if self._sweep_timer.isActive():
+            self.start_sweep()
+        self.sweep_job.wait()
+        self.core_job.wait()
+        self._sync_compute = True
+        try:
+            super().flush()
+        finally:
+            self._sync_compute = False
+
+    # -- drawing ------------------------------------------------------------------------------------
+    def redraw(self) -> None:
+        m = self.model
+        self.sentence.setVisible(m.source == "sentence")
+        self.tables_tabs.setVisible(m.source == "tables")
+        self.file_strip.show_path(m.file_path)
+        try:
+            core = self._core_to_draw()
+        except MemoryError as exc:
+            self.tell(str(exc), error=True)
+            return
+        self.compute_row.setVisible(self.computing)
+        self.compute_cancel.setEnabled(m.last_core is not None)
+        if core is None:
+            self._show_note(tr("attention.compute.note"))
+            return
+        drawn = (id(core), m.head, m.query, self.auto_box.isChecked(), themes.current())
+        if self.computing and drawn == self._drawn:  # nothing new to draw until the job lands
+            self._show_note(tr("attention.compute.note"))
+            return
+        self._drawn = drawn
+        r = m.result_for(core)
+        for panel in (self.weights_panel, self.row_panel, self.scores_panel, self.output_map, self.readouts_panel):
+            panel.show(r)
+        self._plot_grid.setRowStretch(0, 8 if r.all_heads and core.heads > 4 else 5)
+        if self.sweep_job.busy and m.sweep() is None:
+            self.sweep_panel.plot.mark(core.q.shape[2])  # the old curves stay until the new sweep lands
+        else:
+            self._draw_sweep()
+        self._show_note("\n".join(self._notes(r)))
+
+    def _notes(self, r) -> list[str]:
+        c = r.core
+        notes = [tr("attention.compute.note")] if self.computing else []
+        if c.note:
+            notes.append(c.note)
+        fr, fc = self.weights.pooling
+        if fr > 1 or fc > 1:
+            notes.append(tr("attention.pooled", rows=-(-c.n_q // fr), cols=-(-c.n_k // fc), n_q=c.n_q, n_k=c.n_k))
+        if r.masked_row_indices:
+            notes.append(tr("attention.masked.note"))
+        if r.all_heads:
+            notes.append(tr("attention.grid.note", heads=min(c.heads, MAX_TILES)))
+        return notes
+
+
+def _row(*widgets: QWidget, stretch: bool = False) -> QWidget:
+    """Widgets side by side (the first stretches, or a stretch at the end)."""
+    row = QWidget()
+    lay = QHBoxLayout(row)
+    lay.setContentsMargins(0, 0, 0, 0)
+    for i, w in enumerate(widgets):
+        lay.addWidget(w, 0 if stretch or i else 1)
+    if stretch:
+        lay.addStretch(1)
+    return row
