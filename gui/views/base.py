@@ -23,6 +23,7 @@ from gui.binding import connect_while_alive
 from gui.model.base import ExportArray, ViewModel
 from gui.model.scores import ScoreRow
 from gui.model.texts import tr
+from gui.widgets.jobs import Job
 from gui.widgets.plot import Plot
 from gui.widgets.score_table import ScoreEditor
 
@@ -61,6 +62,8 @@ class BaseView(QWidget):
         self.redraw_count = 0
         self._plots: dict[str, Plot] = {}
         self.readouts: dict[str, QLabel] = {}  # filled by readout_box / add_readouts
+        self._jobs: list[Job] = []  # made by add_job: waited for by flush, shut down on close
+        self._synchronous = False
 
         self.content = QWidget()
         self.explain = QTextBrowser()
@@ -132,6 +135,17 @@ class BaseView(QWidget):
         lay.addWidget(left, 2)
         lay.addWidget(plots, 5)
 
+    def add_job(self, function) -> Job:
+        """A background job of this view (see gui.widgets.jobs): flush waits for it, close stops it."""
+        job = Job(function, self)
+        self._jobs.append(job)
+        return job
+
+    @property
+    def synchronous(self) -> bool:
+        """True while :meth:`flush` redraws: compute everything here, whatever its size."""
+        return self._synchronous
+
     def add_plot(self, key: str, plot: Plot) -> Plot:
         self._plots[key] = plot
         plot.hovered.connect(self.status)
@@ -152,16 +166,29 @@ class BaseView(QWidget):
         return timer is not None and timer.isActive()
 
     def flush(self) -> None:
-        """Redraw now, whatever the throttle holds back."""
+        """Redraw now, of the current inputs: the jobs are waited for, and what they would still
+        compute is computed here (:attr:`synchronous`), so exports are never stale."""
+        for job in self._jobs:
+            job.wait()
         self.schedule_redraw.cancel()
-        self._redraw()
+        self._synchronous = True
+        try:
+            self._redraw()
+        finally:
+            self._synchronous = False
 
     def shutdown(self) -> None:
-        """Stop background work before the window goes away; views with workers override it.
+        """Stop background work for good before the window goes away.
 
         A child widget gets no close event when its window closes, so the
         window calls this on every view it built.
         """
+        for job in self._jobs:
+            job.shutdown()
+
+    def closeEvent(self, event) -> None:
+        self.shutdown()
+        super().closeEvent(event)
 
     def plots(self) -> dict[str, Plot]:
         return dict(self._plots)

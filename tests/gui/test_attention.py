@@ -13,8 +13,7 @@ from PySide6.QtGui import QDropEvent
 
 import compute
 from gui.model import attention as attn
-from gui.model.attention import AttentionModel, LoadError, load_arrays
-from gui.model.attention import SWEEP_DK
+from gui.model.attention import SWEEP_DK, AttentionModel, LoadError, load_arrays
 from tests.conftest import ROOT, run_main
 
 

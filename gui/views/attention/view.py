@@ -34,7 +34,6 @@ from gui.views.attention.plots import MAX_TILES
 from gui.views.attention.tables import QkvTables
 from gui.views.base import BaseView
 from gui.widgets.file_strip import FileDrops, FileStrip
-from gui.widgets.jobs import Job
 from gui.widgets.sliders import param_control, param_form
 
 SWEEP_DELAY_MS = 150
@@ -52,7 +51,6 @@ class AttentionView(FileDrops, BaseView):
     def build(self) -> None:
         m = self.model
         self.computing = False  # a redraw is showing an older result while a job runs
-        self._sync_compute = False  # flush(): compute on this thread whatever the size
         self._drawn: tuple = ()  # what the plots show: (core id, head, query, auto levels, theme)
         if m.source == "tables":
             m.start_tables()
@@ -114,10 +112,10 @@ class AttentionView(FileDrops, BaseView):
         self.heads_grid.rowClicked.connect(self._head_clicked)
 
         # -- the background jobs ------------------------------------------------------------------
-        self.core_job = Job(_core_job, self)
+        self.core_job = self.add_job(_core_job)
         self.core_job.delivered.connect(self._core_delivered)
         self.core_job.failed.connect(lambda _key, text: self.tell(text, error=True))
-        self.sweep_job = Job(sweep_steps, self)
+        self.sweep_job = self.add_job(sweep_steps)
         self.sweep_job.progressed.connect(self.sweep_panel.progressed)
         self.sweep_job.delivered.connect(self._sweep_delivered)
         self.sweep_job.failed.connect(lambda _key, text: self.tell(text, error=True))
@@ -251,7 +249,7 @@ class AttentionView(FileDrops, BaseView):
         one while the job computes the current one (``self.computing``)."""
         m = self.model
         inputs = m.pending_core()
-        if inputs is None or self._sync_compute:
+        if inputs is None or self.synchronous:
             self.computing = False
             return m.core()  # MemoryError when the inputs are refused
         self.computing = True
@@ -275,25 +273,13 @@ class AttentionView(FileDrops, BaseView):
     def shutdown(self) -> None:
         """Stop every job for good: a redraw that fires later must not start a new one."""
         self._sweep_timer.stop()
-        self.sweep_job.shutdown()
-        self.core_job.shutdown()
-
-    def closeEvent(self, event) -> None:
-        self.shutdown()
-        super().closeEvent(event)
+        super().shutdown()
 
     def flush(self) -> None:
-        """Redraw now, of the current inputs: the sweep and the core are waited for (or computed
-        here), so that exports are never stale."""
+        """A sweep waiting for its timer starts now, so that flush waits for it too."""
         if self._sweep_timer.isActive():
             self.start_sweep()
-        self.sweep_job.wait()
-        self.core_job.wait()
-        self._sync_compute = True
-        try:
-            super().flush()
-        finally:
-            self._sync_compute = False
+        super().flush()
 
     # -- drawing ------------------------------------------------------------------------------------
     def redraw(self) -> None:

@@ -8,7 +8,15 @@ its ``show_result``.
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QGridLayout, QGroupBox, QHBoxLayout, QLabel, QStackedWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QGridLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
 from gui.binding import connect_while_alive
 from gui.model.online import OnlineModel
@@ -167,6 +175,7 @@ class OnlineView(BaseView):
 
     def shutdown(self) -> None:
         self.transport.stop()
+        super().shutdown()
 
     def plots(self) -> dict[str, Plot]:
         """The plots of the current mode (the export writes what is on screen)."""

@@ -23,7 +23,6 @@ from gui.views.sampling.draws import READOUTS, DrawPlot, DrawProgress, DrawState
 from gui.views.sampling.gumbel import GumbelTab
 from gui.views.sampling.router import ROUTER_READOUTS, RouterTab
 from gui.widgets.file_strip import FileDrops
-from gui.widgets.jobs import Job
 
 
 class SamplingView(FileDrops, BaseView):
@@ -31,9 +30,8 @@ class SamplingView(FileDrops, BaseView):
 
     def build(self) -> None:
         m = self.model
-        self._sync = False  # flush(): draw on this thread whatever the size
         self.controls: dict[str, QWidget] = {}  # every parameter control, by parameter name
-        self.job = Job(draw_steps, parent=self)
+        self.job = self.add_job(draw_steps)
 
         # -- controls ------------------------------------------------------------------
         self.vocabulary = VocabularyBox(m, self.score_editor(), self._load_file, self._refused, self.controls)
@@ -114,7 +112,7 @@ class SamplingView(FileDrops, BaseView):
             inputs = m.draw_inputs(self.scores)
             if inputs.key == self.job.cancelled_key:  # not restarted until an input changes
                 return DrawState(r, m.draws, None, cancelled=True)
-            if self._sync or not needs_worker(inputs, r.kept):
+            if self.synchronous or not needs_worker(inputs, r.kept):
                 d = m.draw(self.scores)
             else:
                 self.job.request(inputs.key, inputs)
@@ -128,22 +126,6 @@ class SamplingView(FileDrops, BaseView):
         self.job.cancel()
         self.tell(tr("sampling.draws.cancelled"))
         self.schedule_redraw()
-
-    def shutdown(self) -> None:
-        self.job.shutdown()
-
-    def closeEvent(self, event) -> None:
-        self.shutdown()
-        super().closeEvent(event)
-
-    def flush(self) -> None:
-        """Redraw now with the current draws (made here if needed), so exports are never stale."""
-        self.job.wait()
-        self._sync = True
-        try:
-            super().flush()
-        finally:
-            self._sync = False
 
     # -- drawing -------------------------------------------------------------------------------
     def redraw(self) -> None:
@@ -166,11 +148,11 @@ class SamplingView(FileDrops, BaseView):
             notes.append(tr("sampling.draws.cancelled.note" if state.cancelled else "sampling.draws.note"))
         self.curves.show_result(m.t_curve_result(self.scores))
         tab = self.tabs.currentWidget()
-        if tab is self.gumbel_tab or self._sync:  # 41 softmaxes of V: only when shown
+        if tab is self.gumbel_tab or self.synchronous:  # 41 softmaxes of V: only when shown
             g = m.gumbel_result(self.scores)
             self.gumbel_tab.show_result(g)
             if not g.hard_shown:
                 notes.append(tr("sampling.gumbel.outside", label=g.hard_label))
-        if tab is self.router_tab or self._sync:
+        if tab is self.router_tab or self.synchronous:
             self.router_tab.show_result(m.router())
         self.note.setText("\n".join(notes))
