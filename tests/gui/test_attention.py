@@ -29,16 +29,19 @@ def test_weights_and_output_are_compute_attention_to_the_bit(scaling, scale):
     r = m.result()
     q, k, v = attn.random_qkv(12, 16, 2, 3)
     w, out = compute.attention(q, k, v, scale=scale, causal=True, mask=compute.padding_mask(12, 2))
-    assert np.array_equal(r.core.weights, w) and np.array_equal(r.core.output, out)
+    assert np.array_equal(r.core.weights, w)
+    assert np.array_equal(r.core.output, out)
     assert np.array_equal(r.core.scores, compute.attention_scores(q, k, scale=scale))
     assert np.array_equal(r.core.raw, compute.attention_scores(q, k, scale=1.0))
     a = m.arrays()
-    assert np.array_equal(a["weights"].data, w[0]) and np.array_equal(a["output"].data, out[0])
+    assert np.array_equal(a["weights"].data, w[0])
+    assert np.array_equal(a["output"].data, out[0])
     assert np.array_equal(a["q"].data, q[0])
     # the selected row's steps: masked keys are -inf and get exactly zero weight
     m.query, m.head = 5, 2
     r = m.result()
-    assert r.head == 1 and r.query == 4
+    assert r.head == 1
+    assert r.query == 4
     assert np.all(np.isneginf(r.steps.scores[5:]))
     np.testing.assert_allclose(r.steps.probs, w[1, 4], rtol=1e-12, atol=1e-15)
 
@@ -77,11 +80,13 @@ def test_load_a_good_npz_and_npy(tmp_path):
     np.savez(tmp_path / "good.npz", q=q.astype(np.float32), k=k, v=v, mask=mask)
     m = AttentionModel()
     m.load_file(tmp_path / "good.npz")
-    assert m.source == "file" and m.file_path.endswith("good.npz")
+    assert m.source == "file"
+    assert m.file_path.endswith("good.npz")
     r = m.result()
     w, _ = compute.attention(q.astype(np.float32).astype(np.float64), k, v, mask=mask)
     assert np.array_equal(r.core.weights, w)
-    assert r.masked_row_indices == [2] and not r.core.weights[0, 2].any()
+    assert r.masked_row_indices == [2]
+    assert not r.core.weights[0, 2].any()
     np.save(tmp_path / "stack.npy", np.stack([q[0], k[0], v[0]]))
     m.load_file(tmp_path / "stack.npy")
     assert m.result().core.weights.shape == (1, 6, 6)
@@ -114,7 +119,9 @@ def test_bad_files_say_what_is_wrong_and_keep_the_state(tmp_path):
     for name, message in _bad_files(tmp_path):
         with pytest.raises(LoadError, match=re.escape(message)):
             m.load_file(tmp_path / name)
-        assert m.source == "random" and m.loaded is None and m.file_path == ""
+        assert m.source == "random"
+        assert m.loaded is None
+        assert m.file_path == ""
         assert np.array_equal(m.result().core.weights, before)
     with pytest.raises(LoadError, match="cannot read"):
         load_arrays(tmp_path)  # a folder
@@ -134,7 +141,9 @@ def test_sizes_beyond_a_quarter_of_the_memory_are_refused(monkeypatch):
 def test_fully_masked_rows_are_flagged():
     m = AttentionModel(n=6, padding=6)
     r = m.result()
-    assert r.masked_row_indices == list(range(6)) and not r.core.weights.any() and not r.core.output.any()
+    assert r.masked_row_indices == list(range(6))
+    assert not r.core.weights.any()
+    assert not r.core.output.any()
     assert np.isnan(r.steps.probs).all()
     m.padding, m.causal = 0, "on"
     assert m.result().masked_row_indices == []
@@ -161,7 +170,8 @@ def test_clicking_a_row_selects_the_query(qtbot, make_view, lab):
     r = model.result()
     np.testing.assert_array_equal(view.bars.heights[0], r.core.weights[0, 3])
     assert view.steps.item(0, 5).text() == f"{r.steps.probs[0]:.3f}"
-    assert view.weights.highlight.isVisible() and view.weights.highlight.rect().y() == 3
+    assert view.weights.highlight.isVisible()
+    assert view.weights.highlight.rect().y() == 3
     np.testing.assert_array_equal(view.weights.full_matrix, r.core.weights[0])
 
 
@@ -194,12 +204,14 @@ def test_load_button_and_drop_good_and_bad_files(qtbot, make_view, lab, tmp_path
     bad = _bad_files(tmp_path)
     monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(tmp_path / "missing.npz"), ""))
     view.load_button.click()
-    assert "no array named 'k'" in view.note.text() and model.source == "random"
+    assert "no array named 'k'" in view.note.text()
+    assert model.source == "random"
     q, k, v = qkv(heads=1, n=5)
     np.savez(tmp_path / "good.npz", q=q, k=k, v=v)
     monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(tmp_path / "good.npz"), ""))
     view.load_button.click()
-    assert model.source == "file" and "good.npz" in view.note.text()
+    assert model.source == "file"
+    assert "good.npz" in view.note.text()
     settle(qtbot, view)
     assert view.weights.full_matrix.shape == (5, 5)
 
@@ -219,7 +231,8 @@ def test_load_button_and_drop_good_and_bad_files(qtbot, make_view, lab, tmp_path
     np.savez(tmp_path / "three.npz", q=q, k=k, v=v)
     assert drop(tmp_path / "three.npz").isAccepted()
     settle(qtbot, view)
-    assert model.result().core.heads == 3 and view.weights.full_matrix.shape == (7, 7)
+    assert model.result().core.heads == 3
+    assert view.weights.full_matrix.shape == (7, 7)
 
 
 def test_sweep_finishes_and_draws_and_can_be_cancelled(qtbot, make_view, lab, monkeypatch):
@@ -277,9 +290,11 @@ def test_export_writes_plots_and_full_arrays(qtbot, make_view, lab, tmp_path):
     q, k, v = model.core().q, model.core().k, model.core().v
     weights, output = compute.attention(q, k, v, causal=True)
     assert data["weights"].shape == (2, 6, 6)  # every head in the .npz
-    assert np.array_equal(data["weights"], weights) and np.array_equal(data["output"], output)
+    assert np.array_equal(data["weights"], weights)
+    assert np.array_equal(data["output"], output)
     text = (tmp_path / "attention_weights.csv").read_text().splitlines()  # the CSV: the shown head
-    assert text[0] == "label," + ",".join(str(j) for j in range(1, 7)) and len(text) == 7
+    assert text[0] == "label," + ",".join(str(j) for j in range(1, 7))
+    assert len(text) == 7
 
 
 def test_headless_export(tmp_path):
@@ -292,6 +307,11 @@ def test_headless_export(tmp_path):
     m = AttentionModel(n=16, d_k=64, heads=2, causal="on", padding=2)
     assert np.array_equal(data["weights"], m.result().core.weights)
     assert (tmp_path / "attention_weights.csv").exists()
+    # the d_k sweep is the model's: written headless too, as compute.dk_sweep gives it at n = 16
+    sweep = compute.dk_sweep(16, SWEEP_DK, seed=0, heads=1)
+    expected = np.column_stack([np.asarray(sweep[c], dtype=float) for c in attn.SWEEP_COLUMNS])
+    assert np.array_equal(data["dk_sweep"], expected)
+    assert (tmp_path / "attention_dk_sweep.csv").exists()
 
 
 def test_headless_export_loads_a_file_and_refuses_a_bad_one(tmp_path):
@@ -306,11 +326,13 @@ def test_headless_export_loads_a_file_and_refuses_a_bad_one(tmp_path):
 
     data = read_npz(out / "attention.npz")
     weights, output = compute.attention(q, k, v)
-    assert np.array_equal(data["weights"], weights) and np.array_equal(data["output"], output)
+    assert np.array_equal(data["weights"], weights)
+    assert np.array_equal(data["output"], output)
     (tmp_path / "bad.npz").write_text("not numpy")
     bad = run_main("export", "--view", "attention", "--file", str(tmp_path / "bad.npz"), "--out", str(out))
     assert bad.returncode == 2
-    assert len(bad.stderr.strip().splitlines()) == 1 and "not a NumPy" in bad.stderr
+    assert len(bad.stderr.strip().splitlines()) == 1
+    assert "not a NumPy" in bad.stderr
 
 
 def test_a_session_reloads_its_file(tmp_path):
@@ -325,10 +347,13 @@ def test_a_session_reloads_its_file(tmp_path):
     other = Lab()
     assert other.restore(Session.load(tmp_path / "s.json")) == []
     m = other.models["attention"]
-    assert m.source == "file" and m.loaded is not None and m.file == str(tmp_path / "qkv.npz")
+    assert m.source == "file"
+    assert m.loaded is not None
+    assert m.file == str(tmp_path / "qkv.npz")
     (tmp_path / "qkv.npz").unlink()  # a moved file: the rest of the session still loads
     skipped = Lab().restore(Session.load(tmp_path / "s.json"))
-    assert len(skipped) == 1 and "cannot read" in skipped[0]
+    assert len(skipped) == 1
+    assert "cannot read" in skipped[0]
 
 
 # -- the main recompute in a worker ------------------------------------------------------
@@ -372,12 +397,14 @@ def test_a_large_change_runs_in_the_worker_and_lands(qtbot, make_view, lab, gate
     assert not view.compute_row.isVisible()
     model.d_k = 8
     qtbot.waitUntil(lambda: view.compute_row.isVisible(), timeout=5000)
-    assert view.compute_bar.maximum() == 0 and "computing" in view.note.text()
+    assert view.compute_bar.maximum() == 0
+    assert "computing" in view.note.text()
     assert np.array_equal(view.weights.full_matrix, before)  # the previous result stays shown
     gate.set()
     qtbot.waitUntil(lambda: not view.compute_running and not view.computing, timeout=20000)
     assert calls == [8]
-    assert not view.compute_row.isVisible() and "computing" not in view.note.text()
+    assert not view.compute_row.isVisible()
+    assert "computing" not in view.note.text()
     assert np.array_equal(view.weights.full_matrix, expected_weights(model, 8)[0])
 
 
@@ -404,9 +431,12 @@ def test_cancel_keeps_the_shown_result_and_puts_the_settings_back(qtbot, make_vi
     view, model = big_view(qtbot, make_view, lab)
     model.d_k = 8
     qtbot.waitUntil(lambda: view.compute_row.isVisible(), timeout=5000)
+    qtbot.waitUntil(lambda: calls == [8], timeout=5000)  # the product is under way: it cannot be stopped
     view.compute_cancel.click()
-    assert model.d_k == 4 and view.d_k.value() == 4
-    assert not view.compute_row.isVisible() and "cancelled" in view.note.text()
+    assert model.d_k == 4
+    assert view.d_k.value() == 4
+    assert not view.compute_row.isVisible()
+    assert "cancelled" in view.note.text()
     gate.set()
     qtbot.waitUntil(lambda: not view.compute_running, timeout=20000)
     settle(qtbot, view)
@@ -454,14 +484,16 @@ def test_head_zero_shows_every_head_in_a_grid_and_a_click_selects_head_and_query
     view = make_view("attention")
     settle(qtbot, view)
     assert view.spins["head"].text() == "all"
-    assert view.weights_stack.currentWidget() is view.heads_grid and not view.weights.isVisible()
+    assert view.weights_stack.currentWidget() is view.heads_grid
+    assert not view.weights.isVisible()
     tiles = [t for t in view.heads_grid.tiles if t.isVisible()]
     assert len(tiles) == 4
     q, k, v = attn.random_qkv(6, 8, 4, 0)
     w, _ = compute.attention(q, k, v, causal=True)
     for h, tile in enumerate(tiles):
         assert tile.getPlotItem().titleLabel.text == f"head {h + 1}"
-        assert not tile._texts and not tile.colorbar.isVisible()
+        assert not tile._texts
+        assert not tile.colorbar.isVisible()
         np.testing.assert_array_equal(tile.full_matrix, w[h])
         assert tile.overlay.isVisible()
     assert np.array_equal(model.arrays()["weights"].data, w[0])  # the export keeps head 1
@@ -490,10 +522,13 @@ def test_tables_start_from_the_shown_values_and_typing_changes_the_weights(qtbot
     view.source.combo.activated.emit(view.source.choices.index("tables"))
     assert model.source == "tables"
     t = model.tables
-    assert t.q.shape == (16, 16) and t.v.shape == (16, 16)
-    assert np.array_equal(t.q, shown.core.q[0, :16, :16]) and np.array_equal(t.k, shown.core.k[0, :16, :16])
+    assert t.q.shape == (16, 16)
+    assert t.v.shape == (16, 16)
+    assert np.array_equal(t.q, shown.core.q[0, :16, :16])
+    assert np.array_equal(t.k, shown.core.k[0, :16, :16])
     settle(qtbot, view)
-    assert view.tables_tabs.isVisible() and not view.d_k.isEnabled()
+    assert view.tables_tabs.isVisible()
+    assert not view.d_k.isEnabled()
     assert view.weights.full_matrix.shape == (16, 16)
     table = view.matrix_tables["q"]
     table.setCurrentIndex(table.model().index(0, 0))
@@ -538,7 +573,8 @@ def test_pasting_a_tsv_block_fills_the_table(qtbot, make_view, lab):
     assert table.model().invalid.keys() == {(2, 3)}
     assert "1 were not numbers" in view.note.text()
     table.paste("9\t9\t9\t9\t9\t9\n" * 20)  # cells beyond the table are dropped
-    assert model.tables.k.shape == (n, d) and (model.tables.k[1:, 2:8] == 9).all()
+    assert model.tables.k.shape == (n, d)
+    assert (model.tables.k[1:, 2:8] == 9).all()
     assert not table.model().invalid
     settle(qtbot, view)
     w, _ = compute.attention(model.tables.q, model.tables.k, model.tables.v)

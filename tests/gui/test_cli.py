@@ -87,7 +87,8 @@ def test_existing_files_need_overwrite(tmp_path):
     assert run_main(*args).returncode == 0
     (tmp_path / "calculator.npz").write_bytes(b"mine")
     again = run_main(*args)
-    assert again.returncode == 2 and "--overwrite" in again.stderr
+    assert again.returncode == 2
+    assert "--overwrite" in again.stderr
     assert (tmp_path / "calculator.npz").read_bytes() == b"mine"
     assert run_main(*args, "--overwrite").returncode == 0
     assert "steps" in read_npz(tmp_path / "calculator.npz")
@@ -130,7 +131,8 @@ def test_configure_in_process_matches_the_parser():
 
 def test_main_rejects_unknown_arguments():
     result = run_main("--frobnicate")
-    assert result.returncode == 2 and "unknown argument" in result.stderr
+    assert result.returncode == 2
+    assert "unknown argument" in result.stderr
     assert run_main("--version").stdout.startswith("softmax-lab ")
 
 
@@ -144,7 +146,8 @@ def test_pip_install_gives_a_softmax_lab_command():
     (script,) = [ep for ep in dist.entry_points if ep.name == "softmax-lab"]
     from gui.entry import main
 
-    assert script.group == "console_scripts" and script.load() is main
+    assert script.group == "console_scripts"
+    assert script.load() is main
 
 
 def test_a_stale_setting_in_the_session_is_a_warning(tmp_path):

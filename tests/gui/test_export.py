@@ -67,7 +67,8 @@ def test_png_shows_the_bars_in_the_theme_colours(make_view, tmp_path):
     view = make_view("calculator")
     export_view(view, "calculator", tmp_path, arrays=False)
     image = QImage(str(tmp_path / "calculator_probs.png"))
-    assert image.width() == export.PNG_WIDTH and image.height() > 300
+    assert image.width() == export.PNG_WIDTH
+    assert image.height() > 300
     accent = QColor(themes.current().accent)
     width, height = image.width(), image.height()
     colours = {image.pixelColor(x, y).rgb() for x in range(0, width, 7) for y in range(0, height, 7)}
@@ -103,11 +104,13 @@ def test_window_asks_before_replacing(qtbot, window, tmp_path, monkeypatch):
     asked = []
     monkeypatch.setattr(window, "ask_overwrite", lambda folder, files: asked.append(files) or False)
     assert window.export_current(tmp_path, plots=False) == []
-    assert asked and "calculator.npz" in asked[0]
+    assert asked
+    assert "calculator.npz" in asked[0]
     assert (tmp_path / "calculator.npz").read_bytes() == b"precious"
     monkeypatch.setattr(window, "ask_overwrite", lambda folder, files: True)
     written = window.export_current(tmp_path, plots=False)
-    assert len(written) == 4 and "Wrote 4 file(s)" in window.statusBar().currentMessage()
+    assert len(written) == 4
+    assert "Wrote 4 file(s)" in window.statusBar().currentMessage()
 
 
 def test_read_only_folder_reports_and_writes_nothing(qtbot, window, tmp_path, monkeypatch):
@@ -127,7 +130,8 @@ def test_read_only_folder_reports_and_writes_nothing(qtbot, window, tmp_path, mo
         assert window.export_current(folder) == []
     finally:
         folder.chmod(0o755)
-    assert errors and "Nothing was written" in errors[0]
+    assert errors
+    assert "Nothing was written" in errors[0]
     assert list(folder.iterdir()) == []
 
 
@@ -152,7 +156,8 @@ def test_a_failing_write_changes_nothing_and_leaves_no_temporaries(qtbot, window
     monkeypatch.setattr(window, "report_error", lambda title, text: errors.append(text))
     monkeypatch.setattr(window, "ask_overwrite", lambda folder, files: True)
     assert window.export_current(tmp_path) == []
-    assert errors and "No space left on device" in errors[0]
+    assert errors
+    assert "No space left on device" in errors[0]
     assert [p.name for p in tmp_path.iterdir()] == ["calculator_probs.csv"]
     assert old.read_text() == "old"
 
@@ -166,10 +171,12 @@ def test_write_all_atomic_renames_only_after_every_write(tmp_path):
 
     with pytest.raises(OSError):
         write_all_atomic([(a, lambda t: t.write_text("new a")), (b, fail)])
-    assert a.read_text() == "old a" and not b.exists()
+    assert a.read_text() == "old a"
+    assert not b.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt"]
     write_all_atomic([(a, lambda t: t.write_text("new a")), (b, lambda t: t.write_text("b"))])
-    assert a.read_text() == "new a" and b.read_text() == "b"
+    assert a.read_text() == "new a"
+    assert b.read_text() == "b"
 
 
 def test_export_to_a_missing_folder_is_an_error(make_view, tmp_path):

@@ -54,9 +54,11 @@ def test_parse_score_explains_special_values():
     assert "zero weight" in parse_score("-inf")[1]
     assert "all the weight" in parse_score("inf")[1]
     value, note = parse_score("nan")
-    assert math.isnan(value) and "NaN" in note
+    assert math.isnan(value)
+    assert "NaN" in note
     value, note = parse_score("1e400")
-    assert value == math.inf and "read as inf" in note
+    assert value == math.inf
+    assert "read as inf" in note
     assert parse_score("-1e400")[0] == -math.inf
     assert parse_score("2.5")[1] is None
 
@@ -138,7 +140,8 @@ def test_ratio_of_top_two_is_exp_gap_over_t(values, gap):
 def test_params_come_from_the_model_fields():
     specs = TemperatureModel.params()
     assert list(specs) == ["temperature", "scale"]
-    assert specs["temperature"].log and specs["temperature"].minimum == 0.01
+    assert specs["temperature"].log
+    assert specs["temperature"].minimum == 0.01
     assert specs["temperature"].maximum == 100.0
 
 
@@ -204,7 +207,8 @@ def test_calculator_readouts_match_a_plain_loop():
     h = -sum(x * math.log(x) for x in p)
     assert r.entropy == pytest.approx(h, rel=1e-13)
     assert r.perplexity == pytest.approx(math.exp(h), rel=1e-13)
-    assert r.argmax == 0 and r.max_weight == pytest.approx(max(p), rel=1e-13)
+    assert r.argmax == 0
+    assert r.max_weight == pytest.approx(max(p), rel=1e-13)
 
 
 def test_calculator_special_values():
@@ -214,7 +218,9 @@ def test_calculator_special_values():
     assert r.steps.probs[1] == 0.0
     row.set_values([1.0, math.nan])
     r = CalculatorModel().result(row)
-    assert np.isnan(r.steps.probs).all() and r.argmax is None and math.isnan(r.max_weight)
+    assert np.isnan(r.steps.probs).all()
+    assert r.argmax is None
+    assert math.isnan(r.max_weight)
 
 
 @pytest.mark.parametrize(
@@ -247,10 +253,12 @@ def test_temperature_arrays_are_compute_to_the_bit():
 def test_entropy_curve_runs_between_the_two_limits():
     row = ScoreRow()
     r = TemperatureModel().result(row)
-    assert r.entropy_cold == 0.0 and r.entropy_hot == pytest.approx(math.log(4))
+    assert r.entropy_cold == 0.0
+    assert r.entropy_hot == pytest.approx(math.log(4))
     h = r.curve_entropy
     assert np.all(np.diff(h) >= -1e-12)  # entropy never falls as T rises
-    assert h[0] == pytest.approx(0.0, abs=1e-20) and h[-1] == pytest.approx(math.log(4), rel=1e-3)
+    assert h[0] == pytest.approx(0.0, abs=1e-20)
+    assert h[-1] == pytest.approx(math.log(4), rel=1e-3)
     row.set_values([2.0, 2.0, 0.0])
     assert TemperatureModel().result(row).entropy_cold == pytest.approx(math.log(2))
 
@@ -284,7 +292,10 @@ def test_session_round_trip_keeps_every_value(tmp_path):
     assert session.current_view == "temperature"
     assert other.scores.labels == ("a", "b", "c", "d")
     v = other.scores.values
-    assert v[0] == 1.5 and v[1] == -math.inf and v[2] == math.inf and math.isnan(v[3])
+    assert v[0] == 1.5
+    assert v[1] == -math.inf
+    assert v[2] == math.inf
+    assert math.isnan(v[3])
     assert other.models["temperature"].to_dict() == {"temperature": 0.37, "scale": 2.5}
     assert other.models["calculator"].temperature == 4.0
     assert "seed" not in json.loads(path.read_text())  # Lab.seed is gone: nothing read it
@@ -389,18 +400,21 @@ def test_every_registered_view_has_texts_and_a_model():
     from gui.model.texts import tr
 
     names = [spec.name for spec in registry.VIEWS]
-    assert names[:2] == ["calculator", "temperature"] and len(set(names)) == len(names)
+    assert names[:2] == ["calculator", "temperature"]
+    assert len(set(names)) == len(names)
     for spec in registry.VIEWS:
         assert spec.model.name == spec.name
         assert tr(f"view.{spec.name}.explain").count(".") >= 3
         for p in spec.model.params():
-            assert tr(f"param.{p}.label") and tr(f"param.{p}.tooltip")
+            assert tr(f"param.{p}.label")
+            assert tr(f"param.{p}.tooltip")
 
 
 def test_default_scores_constant_is_not_shared_mutable():
     a, b = ScoreRow(), ScoreRow()
     a.set_value(0, 9.0)
-    assert b.entries == DEFAULT_SCORES and isinstance(DEFAULT_SCORES[0], Score)
+    assert b.entries == DEFAULT_SCORES
+    assert isinstance(DEFAULT_SCORES[0], Score)
 
 
 def test_texts_merge_one_file_per_view_and_fall_back_to_english(monkeypatch):
@@ -433,9 +447,11 @@ def test_path_parameters_take_file_names_and_reject_other_values():
 
     m = Files()
     spec = m.params()["file"]
-    assert spec.kind == "path" and spec.default == ""
+    assert spec.kind == "path"
+    assert spec.default == ""
     m.set_param("file", ROOT / "README.md")
-    assert m.file == str(ROOT / "README.md") and m.to_dict() == {"file": str(ROOT / "README.md")}
+    assert m.file == str(ROOT / "README.md")
+    assert m.to_dict() == {"file": str(ROOT / "README.md")}
     with pytest.raises(ValueError, match="must be a file path"):
         m.set_param("file", 3.0)
 

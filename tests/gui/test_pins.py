@@ -39,7 +39,8 @@ def test_svg_export_works(make_view):
     view = make_view("temperature")
     for plot in view.plots().values():
         svg = pg.exporters.SVGExporter(plot.getPlotItem()).export(toBytes=True)
-        assert svg.lstrip().startswith(b"<?xml") and b"</svg>" in svg
+        assert svg.lstrip().startswith(b"<?xml")
+        assert b"</svg>" in svg
 
 
 def test_pyqtgraph_binds_to_pyside6():

@@ -11,13 +11,15 @@ def test_no_display_prints_a_hint_and_exits_non_zero():
     assert result.returncode == 3
     assert "no X display" in result.stderr
     assert "libxcb-cursor0" in result.stderr  # the install hint
-    assert "Aborted" not in result.stderr and "core dumped" not in result.stderr
+    assert "Aborted" not in result.stderr
+    assert "core dumped" not in result.stderr
 
 
 def test_missing_xcb_libraries_are_named_with_their_packages(monkeypatch):
     monkeypatch.setattr(platform_check, "_loadable", lambda lib: lib != "libxcb-cursor.so.0")
     message = platform_check.platform_problem({"DISPLAY": ":0"})
-    assert "libxcb-cursor.so.0" in message and "apt-get install libxcb-cursor0" in message
+    assert "libxcb-cursor.so.0" in message
+    assert "apt-get install libxcb-cursor0" in message
 
 
 @pytest.mark.parametrize(

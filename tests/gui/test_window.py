@@ -113,7 +113,8 @@ def test_a_bad_session_file_is_refused_and_changes_nothing(qtbot, window, tmp_pa
     monkeypatch.setattr("gui.app.QFileDialog.getOpenFileName", lambda *a, **k: (str(path), ""))
     monkeypatch.setattr("gui.app.QMessageBox.warning", lambda *a: warnings.append(a[2]))
     window.open_session_dialog()
-    assert warnings and "expected a number" in warnings[0]
+    assert warnings
+    assert "expected a number" in warnings[0]
     assert window.lab.scores.values.tolist() == [2.0, 1.0, 0.5, -1.0]
 
 
@@ -178,7 +179,9 @@ def test_about_names_versions_and_backend(window):
     import PySide6
 
     text = window.about_text()
-    assert PySide6.__version__ in text and numpy.__version__ in text and "NumPy" in text
+    assert PySide6.__version__ in text
+    assert numpy.__version__ in text
+    assert "NumPy" in text
 
 
 def test_status_bar_shows_the_value_under_the_mouse(qtbot, window):
@@ -211,7 +214,8 @@ def test_a_last_session_with_one_stale_setting_keeps_the_rest(qtbot, tmp_path):
     assert w.lab.scores.values.tolist() == [4.0, 2.0]
     assert w.lab.models["gradients"].temperature == 0.5
     assert w.lab.models["gradients"].target == 1  # the stale 0 was skipped
-    assert "skipped" in w.statusBar().currentMessage() and "target" in w.statusBar().currentMessage()
+    assert "skipped" in w.statusBar().currentMessage()
+    assert "target" in w.statusBar().currentMessage()
 
 
 def test_opening_a_session_with_stale_settings_says_what_was_skipped(qtbot, window, tmp_path, monkeypatch):
@@ -226,7 +230,8 @@ def test_opening_a_session_with_stale_settings_says_what_was_skipped(qtbot, wind
     monkeypatch.setattr("gui.app.QMessageBox.warning", lambda *a: shown.append(a[2]))
     window.open_session_dialog()
     assert window.lab.scores.values.tolist() == [1.0, 3.0]
-    assert shown and "scale must be between 0.1 and 10" in shown[0]
+    assert shown
+    assert "scale must be between 0.1 and 10" in shown[0]
 
 
 def test_closing_the_window_stops_background_work(qtbot, tmp_path):
@@ -249,7 +254,8 @@ def test_backend_menu_lists_both_and_explains_an_unavailable_gpu(window):
     actions = window.backend_actions
     assert set(actions) == {"numpy", "cupy"}
     window._sync_backend_actions()
-    assert actions["numpy"].isChecked() and actions["numpy"].isEnabled()
+    assert actions["numpy"].isChecked()
+    assert actions["numpy"].isEnabled()
     if "cupy" not in compute.available_backends():
         assert not actions["cupy"].isEnabled()
         assert actions["cupy"].toolTip() == compute.unavailable_reasons()["cupy"]
