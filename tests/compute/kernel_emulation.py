@@ -31,8 +31,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from compute import _online as online
-from compute.backends import kernels
 from compute._checks import check_temperature
+from compute.backends import kernels
 
 __all__ = ["KINDS", "emulate_flash_attention", "emulate_softmax"]
 
