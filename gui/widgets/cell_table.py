@@ -12,9 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, Signal
-from PySide6.QtGui import QBrush, QColor
+from PySide6.QtGui import QBrush, QColor, QGuiApplication
 
 from gui import theme as themes
+from gui.model.texts import tr
 
 Cell = tuple[int, int]
 
@@ -35,6 +36,20 @@ def strip_header(lines: list[list[str]], parses: Callable[[str | None], bool],
         return lines
     rest = [parses(c) for line in lines[1:] for c in (cells(line) or [None])]
     return lines[1:] if 2 * sum(rest) > len(rest) else lines
+
+
+def paste_text(text: str | None) -> str:
+    """What to paste: ``text``, or the clipboard's text when None (Edit ▸ Paste, Ctrl+V)."""
+    return QGuiApplication.clipboard().text() if text is None else text
+
+
+def paste_report(prefix: str, count: int, bad: int) -> str:
+    """The status message after a paste of ``count`` cells, ``bad`` of them refused."""
+    if not count:
+        return tr(f"{prefix}.paste_empty")
+    if bad:
+        return tr(f"{prefix}.paste_bad", count=count, bad=bad)
+    return tr(f"{prefix}.pasted", count=count)
 
 
 class ValidatedTableModel(QAbstractTableModel):

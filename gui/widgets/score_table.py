@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
 from gui.binding import connect_while_alive
 from gui.model.scores import Score, ScoreRow, parse_score
 from gui.model.texts import presets, tr
-from gui.widgets.cell_table import ValidatedTableModel, split_tsv, strip_header
+from gui.widgets.cell_table import ValidatedTableModel, paste_report, paste_text, split_tsv, strip_header
 
 LABEL, VALUE = 0, 1
 
@@ -238,15 +238,8 @@ class ScoreEditor(QWidget):
         QGuiApplication.clipboard().setText(self.model.to_tsv(rows, cols))
 
     def paste(self, text: str | None = None) -> None:
-        if text is None:
-            text = QGuiApplication.clipboard().text()
         cur = self.table.currentIndex()
         start_row = cur.row() if cur.isValid() else 0
         start_col = cur.column() if cur.isValid() else VALUE
-        count, bad = self.model.paste_tsv(text, start_row, start_col)
-        if not count:
-            self.message.emit(tr("scores.paste_empty"))
-        elif bad:
-            self.message.emit(tr("scores.paste_bad", count=count, bad=bad))
-        else:
-            self.message.emit(tr("scores.pasted", count=count))
+        count, bad = self.model.paste_tsv(paste_text(text), start_row, start_col)
+        self.message.emit(paste_report("scores", count, bad))

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 from PySide6.QtCore import QModelIndex, Qt, Signal
-from PySide6.QtGui import QGuiApplication, QKeySequence
+from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QTableView, QTabWidget
 
 from gui.binding import connect_while_alive
@@ -14,7 +14,7 @@ from gui.format import fmt
 from gui.model.attention import AttentionModel
 from gui.model.scores import parse_score
 from gui.model.texts import tr
-from gui.widgets.cell_table import ValidatedTableModel, split_tsv, strip_header
+from gui.widgets.cell_table import ValidatedTableModel, paste_report, paste_text, split_tsv, strip_header
 
 
 def parse_entry(text: str) -> tuple[float, str]:
@@ -123,17 +123,10 @@ class MatrixTable(QTableView):
         self.setToolTip(tr("attention.table.tooltip"))
 
     def paste(self, text: str | None = None) -> None:
-        if text is None:
-            text = QGuiApplication.clipboard().text()
         cur = self.currentIndex()
         row, col = (cur.row(), cur.column()) if cur.isValid() else (0, 0)
-        count, bad = self.table_model.paste_tsv(text, row, col)
-        if not count:
-            self.message.emit(tr("attention.table.paste_empty"))
-        elif bad:
-            self.message.emit(tr("attention.table.paste_bad", count=count, bad=bad))
-        else:
-            self.message.emit(tr("attention.table.pasted", count=count))
+        count, bad = self.table_model.paste_tsv(paste_text(text), row, col)
+        self.message.emit(paste_report("attention.table", count, bad))
 
     def keyPressEvent(self, event) -> None:
         if event.matches(QKeySequence.StandardKey.Paste):
