@@ -13,7 +13,8 @@ _normalizers   linear and shifted linear, hardmax, sparsemax, entmax, sigmoid
 _gradients     softmax Jacobian, cross-entropy with label smoothing and its gradient
 _precision     softmax computed in float16/bfloat16/float32/float64; thresholds
 _logdomain     smooth max/min (T * LSE) and the LSE gradient check
-_attention     scaled dot-product attention, its scores, masks and memory
+_attention     scaled dot-product attention, its scores (attention_parts keeps them) and masks
+_memory        the bytes one attention call holds
 _pooling       block max-pooling of big matrices for display
 _dk_sweep      the d_k sweep (dk_sweep, dk_sweep_steps)
 _online        online softmax (m, d) partials, their traces, memory passes
@@ -57,8 +58,9 @@ vector.
 """
 
 from compute._attention import (
+    AttentionParts,
     attention,
-    attention_memory,
+    attention_parts,
     attention_scores,
     causal_mask,
     masked_rows,
@@ -95,6 +97,7 @@ from compute._logdomain import (
     smooth_min,
     smooth_min_curve,
 )
+from compute._memory import attention_memory
 from compute._moe import MoERoute, expert_load, moe_route
 from compute._normalizers import (
     entmax,
@@ -153,6 +156,8 @@ __all__ = [
     "add_fallback_listener",
     "attention",
     "attention_memory",
+    "attention_parts",
+    "AttentionParts",
     "attention_scores",
     "available_backends",
     "Cancelled",

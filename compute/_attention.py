@@ -52,10 +52,10 @@ No warnings.  For queries ``Q`` (``..., n_q, d``), keys ``K``
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
-from numpy.typing import ArrayLike, DTypeLike
+from numpy.typing import ArrayLike
 
 from compute import backends as _backends
 from compute._checks import _check_bool, _check_count, _check_scale
@@ -64,7 +64,8 @@ from compute._softmax import softmax
 
 __all__ = [
     "attention",
-    "attention_memory",
+    "attention_parts",
+    "AttentionParts",
     "attention_scores",
     "causal_mask",
     "masked_rows",
@@ -328,6 +329,34 @@ def _check_shapes(qa: Any, ka: Any, va: Any, mask: ArrayLike | None, causal: boo
     return n_q, n_k, allowed, batch
 
 
+class AttentionParts(NamedTuple):
+    """What :func:`attention_parts` returns: every matrix one attention call computes."""
+
+    raw: FloatArray  # q @ k^T, before the scale
+    scores: FloatArray  # raw * scale, before the masks
+    weights: FloatArray
+    output: FloatArray
+
+
+def attention_parts(
+    q: ArrayLike,
+    k: ArrayLike,
+    v: ArrayLike,
+    scale: float | None = None,
+    causal: bool = False,
+    mask: ArrayLike | None = None,
+) -> AttentionParts:
+    """:func:`attention`, keeping the raw and the scaled score matrices (NumPy only).
+
+    One product ``q @ k^T`` serves all four results, so a caller that shows
+    the scores too (the Attention view) does not pay for it twice.
+    ``weights`` and ``output`` are :func:`attention`'s bit for bit; ``raw``
+    and ``scores`` are ``attention_scores(q, k, 1.0)`` and
+    ``attention_scores(q, k, scale)`` in the working dtype.
+    """
+    return _attention_host(q, k, v, mask, scale=scale, causal=causal, keep_raw=True)
+
+
 def _attention_host(
     q: ArrayLike,
     k: ArrayLike,
@@ -336,8 +365,10 @@ def _attention_host(
     scale: float | None,
     causal: bool,
     offload: bool = False,
-) -> tuple[FloatArray, FloatArray]:
-    """:func:`attention` in NumPy; with ``offload``, large work may go to the device."""
+    keep_raw: bool = False,
+):
+    """:func:`attention` in NumPy; with ``offload``, large work may go to the device;
+    with ``keep_raw``, :class:`AttentionParts` (never offloaded)."""
     qa = _check_operand(q, "q")
     ka = _check_operand(k, "k")
     va = _check_operand(v, "v")
@@ -348,8 +379,15 @@ def _attention_host(
         )
     out_dtype = np.result_type(qa, ka, va)
     work = _working_dtype(out_dtype)
-    scores = _scores(qa, ka, scale, work)
+    if keep_raw:  # the product once, the scale on a copy: the same bits as _scores gives
+        raw = _scores(qa, ka, 1.0, work)
+        with np.errstate(all="ignore"):
+            scores = _apply_scale(raw.copy(), 1.0 / math.sqrt(qa.shape[-1]) if scale is None
+                                  else _check_scale(scale))
+    else:
+        scores = _scores(qa, ka, scale, work)
     with np.errstate(all="ignore"):
+        unmasked = scores
         if allowed is not None:
             scores = np.where(allowed, scores, work.type(-np.inf))
         # all -inf rows: softmax gives 0/0 = NaN there; make them zero
@@ -362,6 +400,8 @@ def _attention_host(
         weights = np.broadcast_to(weights, batch + (n_q, n_k))
     weights = np.array(weights, dtype=out_dtype, copy=None, order="C")
     output = output.astype(out_dtype, copy=False)
+    if keep_raw:
+        return AttentionParts(raw, unmasked, weights, output)
     return weights, output
 
 
@@ -402,39 +442,3 @@ def _attention_on_device(
         weights = cp.broadcast_to(weights, batch + (n_q, n_k))
     weights = cp.ascontiguousarray(weights).astype(out_dtype, copy=False)
     return weights, output.astype(out_dtype, copy=False)
-
-
-# --------------------------------------------------------------------------
-# memory
-# --------------------------------------------------------------------------
-def attention_memory(
-    n_q: int,
-    n_k: int,
-    d: int,
-    d_v: int,
-    heads: int = 1,
-    dtype: DTypeLike = np.float64,
-) -> int:
-    """Bytes to hold one attention call's arrays, for ``heads`` heads.
-
-    Counted, each once per head and at ``dtype``'s item size:
-
-    * ``q`` (``n_q x d``), ``k`` (``n_k x d``), ``v`` (``n_k x d_v``),
-    * the score matrix (``n_q x n_k``) and the weight matrix (``n_q x n_k``),
-    * the output (``n_q x d_v``).
-
-    Not counted: the boolean mask, NumPy's temporaries inside softmax (the
-    shifted scores and their exponentials, another ``n_q x n_k`` or two
-    while it runs), array headers, and float16's float32 working copies
-    (:func:`attention` computes float16 in float32).  The quadratic terms
-    are the point: they are what fused kernels (FlashAttention) avoid
-    storing.  Returns an exact Python int (no overflow for huge sizes).
-    """
-    n_q = _check_count(n_q, "n_q")
-    n_k = _check_count(n_k, "n_k")
-    d = _check_count(d, "d")
-    d_v = _check_count(d_v, "d_v")
-    heads = _check_count(heads, "heads")
-    itemsize = np.dtype(dtype).itemsize
-    cells = n_q * d + n_k * d + n_k * d_v + 2 * n_q * n_k + n_q * d_v
-    return heads * cells * itemsize

@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+import compute
 from compute import (
     Cancelled,
     attention,
@@ -629,3 +630,21 @@ def test_dk_sweep_validation():
         dk_sweep(8, [4], seed=-1)
     with pytest.raises(ValueError):
         dk_sweep(8, [4], heads=0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 3), st.integers(1, 6), st.integers(1, 6), st.integers(1, 5), st.booleans(),
+       st.sampled_from([None, 1.0, 0.37, 1e-50]), st.integers(0, 2**31 - 1))
+def test_attention_parts_are_attention_and_its_scores_bit_for_bit(heads, n_q, n_k, d, causal, scale, seed):
+    rng = np.random.default_rng(seed)
+    q = rng.standard_normal((heads, n_q, d))
+    k = rng.standard_normal((heads, n_k, d))
+    v = rng.standard_normal((heads, n_k, 3))
+    mask = rng.random(n_k) > 0.3
+    parts = compute.attention_parts(q, k, v, scale=scale, causal=causal, mask=mask)
+    weights, output = compute.attention(q, k, v, scale=scale, causal=causal, mask=mask)
+    assert np.array_equal(parts.weights, weights)
+    assert np.array_equal(parts.output, output)
+    assert np.array_equal(parts.raw, compute.attention_scores(q, k, scale=1.0))
+    assert np.array_equal(parts.scores, compute.attention_scores(q, k, scale=scale))
+    np.testing.assert_allclose(parts.raw, np.einsum("hid,hjd->hij", q, k), rtol=1e-12, atol=1e-12)

@@ -174,9 +174,9 @@ def _inputs(inp: CoreInputs):
 def compute_core(inp: CoreInputs) -> AttentionCore:
     """The core for ``inp``: a pure function of the snapshot (no model, no Qt; thread-safe).
 
-    The weights and the output are ``compute.attention``'s; the raw and the
-    scaled score matrices are ``compute.attention_scores``' (the scaled one
-    is the raw one times the scale, as that function computes it).
+    Everything comes from one ``compute.attention_parts`` call: the weights
+    and the output are ``compute.attention``'s bit for bit, the raw and the
+    scaled score matrices ``compute.attention_scores``'.
     """
     q, k, v, file_mask, (q_labels, k_labels), note = _inputs(inp)
     h, n_q, n_k = q.shape[0], q.shape[1], k.shape[1]
@@ -187,10 +187,7 @@ def compute_core(inp: CoreInputs) -> AttentionCore:
     causal = inp.causal == "on"
     scale = inp.scale_factor()
     factor = 1.0 / math.sqrt(q.shape[2]) if scale is None else compute.check_temperature(scale)
-    weights, output = compute.attention(q, k, v, scale=scale, causal=causal, mask=mask)
-    raw = compute.attention_scores(q, k, scale=1.0)
-    with np.errstate(all="ignore"):
-        scores = raw * np.float64(factor) if factor != 1.0 else raw.copy()
+    raw, scores, weights, output = compute.attention_parts(q, k, v, scale=scale, causal=causal, mask=mask)
     allowed = np.ones((n_q, n_k), dtype=bool)
     if causal:
         allowed = allowed & compute.causal_mask(n_q, n_k)
@@ -204,7 +201,7 @@ def compute_core(inp: CoreInputs) -> AttentionCore:
     edges = np.linspace(-top, top, HIST_BINS + 1)
     return AttentionCore(
         q_labels=q_labels, k_labels=k_labels, q=q, k=k, v=v, scale=float(factor), raw=raw,
-        scores=scores, weights=np.ascontiguousarray(weights), output=output, allowed=allowed, empty_rows=empty,
+        scores=scores, weights=weights, output=output, allowed=allowed, empty_rows=empty,
         memory=int(compute.attention_memory(n_q, n_k, q.shape[2], v.shape[2], heads=h)),
         hist_edges=edges,
         hist_raw=np.histogram(sample_raw, edges)[0] / sample_raw.size,
