@@ -177,6 +177,16 @@ class ViewModel:
         spec = self.params()[name]
         return spec.minimum, spec.maximum
 
+    def value_in_use(self, name: str) -> Any:
+        """The value of ``name`` the result uses now: what a greyed control shows.
+
+        By default the stored value.  A model whose data override a parameter
+        returns the data's value (a sentence's token count for ``n``), or
+        None when nothing of the parameter is used (the control shows
+        nothing).  The stored value is not changed.
+        """
+        return getattr(self, name)
+
     def set_param(self, name: str, value: Any) -> None:
         """Validate ``value`` against the parameter's range, then assign it."""
         spec = self.params().get(name)

@@ -36,6 +36,7 @@ from superqt.utils import signals_blocked
 from gui.binding import connect_while_alive
 from gui.model.base import ViewModel
 from gui.model.texts import tr
+from gui.widgets.slider_scale import Mark, SliderScale
 
 STEPS = 1000
 
@@ -47,6 +48,25 @@ def decade_text(d: int) -> str:
     if d >= 4:
         return f"{10 ** (d - 3)}k"
     return f"{10.0 ** d:g}"
+
+
+class _Blankable:
+    """A spin box that can show nothing (a greyed control whose parameter is not in use)."""
+
+    blank = False
+
+    def set_blank(self, blank: bool) -> None:
+        if blank != self.blank:
+            self.blank = blank
+            with signals_blocked(self):
+                self.setValue(self.value())  # redraws the text through textFromValue
+
+    def textFromValue(self, value):
+        return "" if self.blank else super().textFromValue(value)
+
+
+class BlankableDoubleSpin(_Blankable, QDoubleSpinBox):
+    pass
 
 
 class ValueSlider(QWidget):
@@ -75,7 +95,7 @@ class ValueSlider(QWidget):
         self.slider = QSlider(Qt.Orientation.Horizontal)
         self.slider.setRange(0, STEPS)
         self.slider.setPageStep(STEPS // 20)
-        self.spin = QDoubleSpinBox()
+        self.spin = BlankableDoubleSpin()
         self.spin.setRange(*self.spin_limits)
         self.spin.setDecimals(decimals)
         self.spin.setSingleStep(0.01 if log else (maximum - minimum) / 100)
@@ -92,10 +112,17 @@ class ValueSlider(QWidget):
         grid.addWidget(self.slider, 0, 1)
         grid.addWidget(self.spin, 0, 2)
         grid.setColumnStretch(1, 1)
+        self.scale: SliderScale | None = None
         if log:
             self.slider.setTickPosition(QSlider.TickPosition.TicksBelow)
             self.slider.setTickInterval(round(STEPS / (self._hi - self._lo)))
-            grid.addWidget(self._decade_labels(), 1, 1)
+            self.scale = self._decade_scale()
+            grid.addWidget(self.scale, 1, 1)
+        for w in (self.slider, self.scale):
+            if w is not None:  # hidden while blank (show_value(None)), keeping their room
+                policy = w.sizePolicy()
+                policy.setRetainSizeWhenHidden(True)
+                w.setSizePolicy(policy)
         for w in (self, self.label, self.slider, self.spin):
             w.setToolTip(tooltip)
 
@@ -104,23 +131,11 @@ class ValueSlider(QWidget):
         self.slider.installEventFilter(self)
         self.setValue(default)
 
-    def _decade_labels(self) -> QWidget:
-        row = QWidget()
-        lay = QHBoxLayout(row)
-        lay.setContentsMargins(0, 0, 0, 0)
+    def _decade_scale(self) -> SliderScale:
+        """The decades' labels under the ticks (the one at 1 in bold), thinned where the row is narrow."""
         decades = range(round(self._lo), round(self._hi) + 1)
-        for i, d in enumerate(decades):
-            text = f"{10.0 ** d:g}"
-            short = decade_text(d)
-            lab = QLabel(f"<b>{short}</b>" if d == 0 else short)
-            lab.setObjectName(f"decade_{text}")
-            font = lab.font()
-            font.setPointSizeF(font.pointSizeF() * 0.85)
-            lab.setFont(font)
-            if i:
-                lay.addStretch(1)
-            lay.addWidget(lab)
-        return row
+        marks = [Mark(self._to_pos(10.0**d), decade_text(d), d == 0) for d in decades]
+        return SliderScale(self.slider, marks)
 
     # -- conversions -----------------------------------------------------------
     def _to_value(self, pos: int) -> float:
@@ -144,9 +159,26 @@ class ValueSlider(QWidget):
         self.spin_limits = (minimum, maximum)
         with signals_blocked(self.spin):
             self.spin.setRange(minimum, maximum)
-        self.setValue(value)
+        self._place(value)
 
     def setValue(self, value: float) -> None:
+        self.show_value(value)
+
+    def show_value(self, value: float | None) -> None:
+        """Show ``value``, or nothing for None (the spin box empty, the slider hidden)."""
+        blank = value is None
+        self.spin.set_blank(blank)
+        for w in (self.slider, self.scale):
+            if w is not None:
+                w.setVisible(not blank)
+        if not blank:
+            self._place(value)
+
+    @property
+    def blank(self) -> bool:
+        return self.spin.blank
+
+    def _place(self, value: float) -> None:
         value = min(max(float(value), self.spin_limits[0]), self.spin_limits[1])
         with signals_blocked(self.slider), signals_blocked(self.spin):
             self.slider.setValue(self._to_pos(value))
@@ -175,19 +207,37 @@ class ValueSlider(QWidget):
 class Binding:
     """Binds one control to one parameter of a view model, both ways.
 
-    ``show(value)`` puts a model value on the control (called with the
-    control's signals blocked); :meth:`write` is what a user edit calls.
-    The control is enabled while ``model.applies(name)`` and offers
-    ``model.bounds(name)`` through its optional ``set_range``.
+    ``show(value)`` puts a value on the control (called with the control's
+    signals blocked; None means "show nothing"); :meth:`write` is what a user
+    edit calls.  The control is enabled while ``model.applies(name)`` and
+    offers ``model.bounds(name)`` through its optional ``set_range``.  While
+    it is disabled it shows ``model.value_in_use(name)`` (the sentence's
+    token count, not the stored n), or nothing; the stored value is untouched
+    and comes back when the control is enabled again.
     """
 
     def __init__(self, control: QWidget, model: ViewModel, name: str, show: Callable[[Any], None]):
         self.control, self.model, self.name, self._show = control, model, name, show
         self.spec = model.params()[name]
-        self.show(getattr(model, name))
+        self._applies: bool | None = None
         self.follow()
-        connect_while_alive(control, getattr(model.events, name), self.show)
+        connect_while_alive(control, getattr(model.events, name), self.refresh)
         connect_while_alive(control, model.events, self.follow)
+
+    def shown_value(self) -> Any:
+        """What the control shows: the model's value while it applies, else the value in use (or None)."""
+        if self.model.applies(self.name):
+            return getattr(self.model, self.name)
+        value = self.model.value_in_use(self.name)
+        if value is None:
+            return None
+        try:
+            return self.spec.check(value)
+        except ValueError:
+            return None  # outside what the control can show: show nothing rather than a clamped lie
+
+    def refresh(self, *_args) -> None:
+        self.show(self.shown_value())
 
     def show(self, value: Any) -> None:
         with signals_blocked(self.control):
@@ -201,14 +251,18 @@ class Binding:
             self.model.set_param(self.name, value)
         except ValueError as exc:
             self.control.message.emit(str(exc))
-            self.show(getattr(self.model, self.name))
+            self.refresh()
 
     def follow(self, *_args) -> None:
-        """Enabled state and range from the model (after any change of it)."""
-        self.control.setEnabled(self.model.applies(self.name))
+        """Enabled state, range and (while disabled) the value in use, from the model (after any change of it)."""
+        applies = self.model.applies(self.name)
+        self.control.setEnabled(applies)
         set_range = getattr(self.control, "set_range", None)
         if set_range is not None:
             set_range(*self.model.bounds(self.name))
+        if not applies or applies != self._applies:
+            self.refresh()
+        self._applies = applies
 
 
 class ParamSlider(ValueSlider):
@@ -226,11 +280,11 @@ class ParamSlider(ValueSlider):
         if integer:
             self.spin.setSingleStep(1)
         self.model, self.name = model, name
-        self.binding = Binding(self, model, name, self.setValue)
+        self.binding = Binding(self, model, name, self.show_value)
         self.valueEdited.connect(self.binding.write)
 
 
-class ParamSpin(QSpinBox):
+class ParamSpin(_Blankable, QSpinBox):
     """A spin box bound to one integer parameter (seeds, counts over a huge range)."""
 
     message = Signal(str)
@@ -244,11 +298,17 @@ class ParamSpin(QSpinBox):
             self.setStepType(QSpinBox.StepType.AdaptiveDecimalStepType)
         self.setToolTip(tr(f"param.{name}.tooltip"))
         self.model, self.name = model, name
-        self.binding = Binding(self, model, name, lambda v: self.setValue(int(v)))
+        self.binding = Binding(self, model, name, self.show_value)
         self.valueChanged.connect(self.binding.write)
 
     def set_range(self, minimum: float, maximum: float) -> None:
         self.setRange(int(minimum), int(maximum))
+
+    def show_value(self, value: int | None) -> None:
+        """Show ``value``, or nothing for None."""
+        self.set_blank(value is None)
+        if value is not None:
+            self.setValue(int(value))
 
 
 class ParamChoice(QWidget):
@@ -270,7 +330,7 @@ class ParamChoice(QWidget):
         lay.addWidget(self.combo, 1)
         for w in (self, self.label, self.combo):
             w.setToolTip(tr(f"param.{name}.tooltip"))
-        self.binding = Binding(self.combo, model, name, lambda v: self.combo.setCurrentIndex(self.choices.index(v)))
+        self.binding = Binding(self.combo, model, name, lambda v: self.combo.setCurrentIndex(-1 if v is None else self.choices.index(v)))
         self.binding.control = self  # enabled state and messages on the whole control
         self.combo.activated.connect(lambda i: self.binding.write(self.choices[i]))
 

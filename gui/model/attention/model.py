@@ -22,6 +22,7 @@ Plain fields (not parameters)
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -120,6 +121,19 @@ class AttentionModel(ViewModel):
         if name == "temperature":
             return self.scaling == "custom"
         return True
+
+    def value_in_use(self, name: str) -> Any:
+        """n, heads and d_k of the data shown (a sentence's token count, a file's or the tables' sizes);
+        no seed for a file or the tables; T = 1/scale (√d_k with the standard scale, 1 with none)."""
+        if name not in ("n", "heads", "d_k", "seed", "temperature"):
+            return super().value_in_use(name)
+        heads, _, n_k, d, _ = self.shape()
+        if name == "seed":
+            fixed = (self.source == "file" and self.loaded is not None) or self.source == "tables"
+            return None if fixed else self.seed
+        if name == "temperature":
+            return {"sqrt_dk": math.sqrt(d), "none": 1.0}.get(self.scaling, self.temperature)
+        return {"n": n_k, "heads": heads, "d_k": d}[name]
 
     # -- the inputs ----------------------------------------------------------------
     def snapshot(self, **override: Any) -> CoreInputs:

@@ -1,0 +1,183 @@
+"""Nothing overlaps, nothing is clipped, nothing is stale (issue 12, section 3).
+
+Slider decade labels are drawn whole or not at all; a greyed control shows
+the value in use (or nothing); the texts use real symbols.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import pytest
+from psygnal import evented
+from PySide6.QtGui import QFontMetrics
+
+from gui.model.attention import AttentionModel
+from gui.model.base import ViewModel, param
+from gui.widgets.slider_scale import Mark, SliderScale, placement_order
+from gui.widgets.sliders import ParamSlider, ParamSpin, ValueSlider, param_control
+
+
+def check_scale(scale: SliderScale) -> list[str]:
+    """The texts drawn; asserts each is drawn whole, inside the row, apart from its neighbours."""
+    shown = scale.shown()
+    for mark, rect in shown:
+        font = scale.font()
+        font.setBold(mark.bold)
+        assert rect.width() >= QFontMetrics(font).horizontalAdvance(mark.text), mark.text
+        assert rect.left() >= 0, mark.text
+        assert rect.right() < scale.width(), mark.text
+    for (a, ra), (b, rb) in zip(shown, shown[1:]):
+        assert ra.right() < rb.left(), (a.text, b.text)
+    return [m.text for m, _ in shown]
+
+
+def shown_slider(qtbot, width: int, lo=1.0, hi=1e5) -> ValueSlider:
+    slider = ValueSlider("top-k", lo, hi, 50, log=True)
+    qtbot.addWidget(slider)
+    slider.resize(width, slider.sizeHint().height())
+    slider.show()
+    qtbot.waitExposed(slider)
+    return slider
+
+
+def test_decade_labels_thin_out_instead_of_clipping(qtbot):
+    """A wide row shows every decade; a narrow one drops some, keeps the ends and the bold 1, clips none."""
+    wide = shown_slider(qtbot, 600)
+    assert check_scale(wide.scale) == ["1", "10", "100", "1000", "10k", "100k"]
+    narrow = shown_slider(qtbot, 230)
+    texts = check_scale(narrow.scale)
+    assert texts[0] == "1"
+    assert texts[-1] == "100k"
+    assert len(texts) < 6
+
+
+def test_decade_labels_sit_under_their_ticks(qtbot):
+    slider = shown_slider(qtbot, 600, lo=0.01, hi=100.0)
+    shown = dict((m.text, r) for m, r in slider.scale.shown())
+    centres = [shown[t].center().x() for t in ("0.1", "1", "10")]
+    # equal decades, equal travel: the middle labels are evenly spaced (the ends are kept inside)
+    assert abs((centres[1] - centres[0]) - (centres[2] - centres[1])) <= 2
+    one = slider.scale.tick_x(slider._to_pos(1.0))
+    assert abs(shown["1"].center().x() - one) <= 1
+
+
+def test_placement_order_pins_then_thins():
+    assert placement_order(7, [0, 6]) == [0, 6, 4, 2, 1, 3, 5]
+    assert placement_order(3, [1, 0, 2]) == [1, 0, 2]
+
+
+def test_a_single_label_wider_than_the_row_is_dropped(qtbot):
+    slider = shown_slider(qtbot, 600)
+    scale = SliderScale(slider.slider, [Mark(0, "x" * 200)])
+    qtbot.addWidget(scale)
+    scale.resize(40, 20)
+    assert scale.shown() == []
+
+
+@pytest.mark.parametrize("view_name", ["sampling", "attention", "temperature", "online", "precision"])
+def test_every_slider_of_a_view_draws_its_labels_whole(qtbot, view_name, tmp_path):
+    from gui.app import MainWindow
+
+    window = MainWindow(settings_dir=str(tmp_path), restore=False)
+    qtbot.addWidget(window)
+    window.resize(1280, 800)
+    window.show()
+    view = window.show_view(view_name)
+    qtbot.waitExposed(window)
+    view.flush()
+    scales = [s for s in view.findChildren(SliderScale) if s.isVisible()]
+    assert scales
+    for scale in scales:
+        texts = check_scale(scale)
+        assert texts, [m.text for m in scale.marks]
+        assert texts[0] == scale.marks[0].text
+        assert texts[-1] == scale.marks[-1].text
+
+
+# -- a greyed control shows the value in use ---------------------------------------------------------
+@evented
+@dataclass
+class Overridden(ViewModel):
+    name: ClassVar[str] = "overridden"
+    n: int = param(8, minimum=2, maximum=64, integer=True, control="spin")
+    temperature: float = param(1.0, minimum=0.01, maximum=100.0, log=True)
+    data: int | None = None  # not a parameter: data that fix n (None: n applies)
+
+    def applies(self, name: str) -> bool:
+        return self.data is None
+
+    def value_in_use(self, name: str) -> Any:
+        if name == "n":
+            return self.data
+        return None if self.data == 0 else super().value_in_use(name)
+
+
+def test_a_disabled_control_shows_the_value_in_use_and_the_stored_one_comes_back(qtbot):
+    model = Overridden()
+    spin = param_control(model, "n")
+    qtbot.addWidget(spin)
+    assert isinstance(spin, ParamSpin)
+    assert spin.text() == "8"
+    model.data = 10
+    assert not spin.isEnabled()
+    assert spin.value() == 10
+    assert spin.text() == "10"
+    assert model.n == 8  # the stored parameter does not change
+    model.data = None
+    assert spin.isEnabled()
+    assert spin.text() == "8"
+
+
+def test_nothing_in_use_shows_nothing(qtbot):
+    model = Overridden()
+    spin, slider = param_control(model, "n"), param_control(model, "temperature")
+    for w in (spin, slider):
+        qtbot.addWidget(w)
+    slider.show()
+    model.data = 0  # below n's range: n shows nothing rather than a clamped 2; T is not in use
+    assert spin.text() == ""
+    assert isinstance(slider, ParamSlider)
+    assert slider.blank
+    assert slider.spin.text() == ""
+    assert not slider.slider.isVisible()
+    model.data = None
+    assert spin.text() == "8"
+    assert not slider.blank
+    assert slider.slider.isVisible()
+    assert slider.spin.value() == 1.0
+
+
+def test_attention_greyed_controls_show_the_data_in_use(qtbot):
+    """A 10-word sentence: n shows 10, not the stored 8; the tables: d_k shows their d, no seed; T = √d_k."""
+    model = AttentionModel()
+    controls = {name: param_control(model, name) for name in ("n", "d_k", "heads", "seed", "temperature")}
+    for w in controls.values():
+        qtbot.addWidget(w)
+    assert controls["temperature"].spin.value() == pytest.approx(math.sqrt(64))  # the standard scale 1/√64
+    model.source = "sentence"
+    words = len(model.sentence.split())
+    assert words == 10
+    assert controls["n"].text() == "10"
+    assert model.n == 8
+    model.source = "tables"
+    d = model.tables.q.shape[1]
+    assert d == 16
+    assert controls["d_k"].spin.value() == d
+    assert controls["d_k"].slider.value() == controls["d_k"]._to_pos(d)
+    assert controls["heads"].text() == "1"
+    assert controls["seed"].text() == ""
+    assert controls["temperature"].spin.value() == pytest.approx(4.0)
+    assert model.d_k == 64
+    model.scaling = "none"
+    assert controls["temperature"].spin.value() == 1.0
+    model.scaling = "custom"
+    model.temperature = 2.5
+    assert controls["temperature"].isEnabled()
+    assert controls["temperature"].spin.value() == 2.5
+    model.source = "random"
+    assert controls["n"].text() == "8"
+    assert controls["d_k"].spin.value() == 64
+    assert controls["seed"].text() == "0"
