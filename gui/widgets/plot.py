@@ -57,7 +57,7 @@ class Plot(pg.PlotWidget):
         self.describe: Callable[[float, float], str] = (
             lambda x, y: f"{self._x_label or 'x'} = {fmt(x)}, {self._y_label or 'y'} = {fmt(y)}"
         )
-        self.setMinimumSize(200, 180)
+        self.setMinimumSize(200, 150)  # a 1260 x 690 window holds three rows of plots and their controls
         item = self.getPlotItem()
         item.showGrid(x=True, y=True, alpha=0.15)
         for name in ("left", "bottom"):
