@@ -91,7 +91,6 @@ class MainWindow(QMainWindow):
         self.nav.setObjectName("views")
         self.nav.setMaximumWidth(180)
         self.nav.setMinimumWidth(120)
-        self.nav.setStyleSheet("QListWidget::item { padding: 6px 8px; }")
         self.stack = QStackedWidget()
         for spec in registry.VIEWS:
             item = QListWidgetItem(spec.title)
