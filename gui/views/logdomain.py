@@ -291,9 +291,8 @@ class LogTableWidget(QTableWidget):
         if labels != self._labels:
             self._labels = labels
             self.setVerticalHeaderLabels(list(labels))
-        lost = QColor(theme.series[1])  # amber, distinct from the invalid red
-        lost.setAlpha(120)
-        brushes = {"underflow": QBrush(QColor(theme.invalid)), "lost": QBrush(lost), "": QBrush()}
+        # the caution amber, distinct from the invalid red
+        brushes = {"underflow": QBrush(QColor(theme.invalid)), "lost": QBrush(QColor(theme.caution)), "": QBrush()}
         columns = ((t.scores, None), (t.stable, None), (t.naive64, t.rel64), (t.naive32, t.rel32))
         for c, (values, rel) in enumerate(columns):
             under = LogTable.underflowed(values, t.stable) if rel is not None else np.zeros(n, bool)

@@ -165,7 +165,7 @@ class PooledHeatmap(Heatmap):
     The image always spans the full matrix (so clicks and hover read real
     rows and columns) even when it holds a pooled copy (block maxima beyond
     ``display_max`` rows or columns; :attr:`pooling` says by how much).
-    Masked cells get an overlay in the theme's muted colour, so they read
+    Masked cells get an overlay in the theme's masked colour, so they read
     apart from weights that are merely near 0.  ``compact`` tiles get a few
     numbered ticks only.
     """
@@ -244,7 +244,7 @@ class PooledHeatmap(Heatmap):
         allowed, _ = compute.max_pool2d((~masked).astype(float), self.display_max, self.display_max)
         hidden = np.asarray(allowed) <= 0  # a block is drawn masked when all its cells are
         rgba = np.zeros(hidden.shape + (4,), dtype=np.uint8)
-        c = pg.mkColor(themes.current().muted)
+        c = pg.mkColor(themes.current().masked)
         rgba[hidden] = (c.red(), c.green(), c.blue(), 215)
         self.overlay.setImage(rgba, autoLevels=False, levels=(0, 255))
         self.overlay.setRect(0, 0, width, height)

@@ -20,7 +20,6 @@ from gui import theme as themes
 #: A grid cell shows this many weights, the masking panel's detail line more; tooltips list them all.
 SHOWN_WEIGHTS = 4
 DETAIL_WEIGHTS = 12
-ZERO_ALPHA = 80  # the amber of exact zeros, over the table's own background
 
 
 def compact(v: float) -> str:
@@ -50,14 +49,12 @@ def weights_tooltip(head: str, labels, w: np.ndarray, dtype: str) -> list[str]:
 
 
 def cell_colour(nan: int, inf: int, zero: int) -> QColor | None:
-    """Invalid colour for NaN/inf, amber for exact zeros, nothing otherwise."""
+    """The invalid colour for NaN/inf, the caution (amber) colour for exact zeros, nothing otherwise."""
     theme = themes.current()
     if nan or inf:
         return QColor(theme.invalid)
     if zero:
-        c = QColor(theme.series[1])
-        c.setAlpha(ZERO_ALPHA)
-        return c
+        return QColor(theme.caution)
     return None
 
 
