@@ -8,18 +8,20 @@ W_k, W_v per head turn the embeddings into Q, K, V.
 ``tables``: editable Q, K, V of at most 16 tokens and d <= 16 (one head).
 ``file``: arrays from a ``.npz`` (``q``, ``k``, ``v``, optionally a boolean
 ``mask``) or a ``.npy`` holding a (3, [heads,] n, d) stack; see
-:func:`load_arrays`.  Never unpickled.
+:func:`load_arrays`.  Never unpickled; at most MAX_HEADS heads, MAX_N
+tokens, d and d_v from 1 to MAX_D, and a quarter of the machine's memory.
 """
 
 from __future__ import annotations
 
 import os
-import zipfile
 import zlib
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
+
+import compute
+from gui.model.npfile import LoadError, open_numpy
 
 SOURCES = ("random", "sentence", "file", "tables")
 #: The tables source holds at most this many tokens and this d (d_v).
@@ -27,6 +29,8 @@ MAX_TABLE = 16
 DEFAULT_SENTENCE = "the cat sat on the mat because it was tired"
 MAX_N = 2048
 MAX_HEADS = 16
+#: d_k and d_v of a loaded file (the d_k slider's maximum): 1 to MAX_D
+MAX_D = 1024
 FALLBACK_RAM = 8 * 1024**3
 
 def total_ram() -> int:
@@ -48,10 +52,6 @@ def gib_text(nbytes: float) -> str:
     return f"{nbytes / 1024**2:.1f} MiB"
 
 
-class LoadError(ValueError):
-    """A file that cannot be used; the message says which and what was expected."""
-
-
 @dataclass(frozen=True, eq=False)  # compared by identity: arrays have no truth value
 class LoadedArrays:
     """Validated float64 arrays of one file: q (H, n_q, d), k (H, n_k, d), v (H, n_k, d_v)."""
@@ -63,15 +63,58 @@ class LoadedArrays:
     path: str
 
 
-_EXPECTED = "a .npz with float arrays q (n, d), k (n, d), v (n, d_v) (optionally with a leading heads axis) and optionally a bool mask"
+_EXPECTED = (f"a .npz with float arrays q (n, d), k (n, d), v (n, d_v) (optionally with a leading heads axis) "
+             f"and optionally a bool mask; at most {MAX_HEADS} heads, {MAX_N} tokens and d, d_v from 1 to {MAX_D}")
+
+
+def _float_layout(name: str, shape: tuple[int, ...], dtype: np.dtype, where: str) -> tuple[int, int, int]:
+    """(heads, n, d) of a q, k or v of ``shape``; LoadError unless it is a 2-D or 3-D float array."""
+    if not np.issubdtype(dtype, np.floating):
+        raise LoadError(f"{where}: array '{name}' has dtype {dtype}; expected a floating-point array "
+                        "(float16, float32 or float64)")
+    if len(shape) not in (2, 3):
+        raise LoadError(f"{where}: array '{name}' has shape {tuple(shape)}; expected (n, d) or (heads, n, d)")
+    return (1, *shape) if len(shape) == 2 else tuple(shape)
+
+
+def check_layout(q: tuple, k: tuple, v: tuple, mask: tuple | None, where: str) -> tuple[int, int, int, int, int]:
+    """Check the (shape, dtype) of q, k, v and the mask against the view's limits; (H, n_q, n_k, d, d_v).
+
+    Run on a file's headers before its data are read, and again on the arrays;
+    raises LoadError saying what is wrong and the limit.
+    """
+    (hq, n_q, d), (hk, n_k, d_k), (hv, n_v, d_v) = (
+        _float_layout(name, shape, dtype, where) for name, (shape, dtype) in (("q", q), ("k", k), ("v", v)))
+    if len({hq, hk, hv}) != 1:
+        raise LoadError(f"{where}: q, k and v have different numbers of heads "
+                        f"({hq}, {hk}, {hv}); expected the same")
+    h = hq
+    if not 1 <= h <= MAX_HEADS:
+        raise LoadError(f"{where}: {h} heads; expected 1 to {MAX_HEADS}")
+    if d != d_k:
+        raise LoadError(f"{where}: q has shape {(n_q, d)} and k has shape {(n_k, d_k)}; "
+                        "expected the same last dimension d_k")
+    if n_k != n_v:
+        raise LoadError(f"{where}: k has {n_k} rows and v has {n_v}; expected one value row per key")
+    if not (1 <= n_q <= MAX_N and 1 <= n_k <= MAX_N):
+        raise LoadError(f"{where}: {n_q} queries and {n_k} keys; expected 1 to {MAX_N} of each")
+    if not (1 <= d <= MAX_D and 1 <= d_v <= MAX_D):
+        raise LoadError(f"{where}: d_k = {d} and d_v = {d_v}; expected each from 1 to {MAX_D}")
+    if mask is not None:
+        shape, dtype = mask
+        if dtype != np.bool_:
+            raise LoadError(f"{where}: array 'mask' has dtype {dtype}; expected bool (True = may attend)")
+        if tuple(shape) not in ((n_k,), (n_q, n_k), (h, n_q, n_k)):
+            raise LoadError(f"{where}: array 'mask' has shape {tuple(shape)}; expected ({n_k},), "
+                            f"({n_q}, {n_k}) or ({h}, {n_q}, {n_k})")
+    need = compute.attention_memory(n_q, n_k, d, d_v, heads=h)
+    if need > memory_limit():
+        raise LoadError(f"{where}: {h} head(s) of {n_q} x {n_k} attention would need about {gib_text(need)}, "
+                        "more than a quarter of this machine's memory")
+    return h, n_q, n_k, d, d_v
 
 
 def _float_array(name: str, a: np.ndarray, where: str) -> np.ndarray:
-    if not np.issubdtype(a.dtype, np.floating):
-        raise LoadError(f"{where}: array '{name}' has dtype {a.dtype}; expected a floating-point array "
-                        "(float16, float32 or float64)")
-    if a.ndim not in (2, 3):
-        raise LoadError(f"{where}: array '{name}' has shape {a.shape}; expected (n, d) or (heads, n, d)")
     a = np.asarray(a, dtype=np.float64)
     if not np.all(np.isfinite(a)):
         raise LoadError(f"{where}: array '{name}' holds inf or NaN; expected finite numbers")
@@ -79,74 +122,45 @@ def _float_array(name: str, a: np.ndarray, where: str) -> np.ndarray:
 
 
 def validate(q, k, v, mask, where: str) -> LoadedArrays:
-    """Check shapes and dtypes of raw arrays; raise LoadError saying what is wrong."""
+    """Check shapes, dtypes and values of raw arrays; raise LoadError saying what is wrong."""
+    q, k, v = (np.asarray(a) for a in (q, k, v))
+    mask = None if mask is None else np.asarray(mask)
+    check_layout(*((a.shape, a.dtype) for a in (q, k, v)), None if mask is None else (mask.shape, mask.dtype), where)
     q, k, v = (_float_array(n, a, where) for n, a in (("q", q), ("k", k), ("v", v)))
-    heads = {q.shape[0], k.shape[0], v.shape[0]}
-    if len(heads) != 1:
-        raise LoadError(f"{where}: q, k and v have different numbers of heads "
-                        f"({q.shape[0]}, {k.shape[0]}, {v.shape[0]}); expected the same")
-    h = q.shape[0]
-    if not 1 <= h <= MAX_HEADS:
-        raise LoadError(f"{where}: {h} heads; expected 1 to {MAX_HEADS}")
-    if q.shape[2] != k.shape[2]:
-        raise LoadError(f"{where}: q has shape {q.shape[1:]} and k has shape {k.shape[1:]}; "
-                        "expected the same last dimension d_k")
-    if k.shape[1] != v.shape[1]:
-        raise LoadError(f"{where}: k has {k.shape[1]} rows and v has {v.shape[1]}; expected one value row per key")
-    n_q, n_k = q.shape[1], k.shape[1]
-    if not (1 <= n_q <= MAX_N and 1 <= n_k <= MAX_N):
-        raise LoadError(f"{where}: {n_q} queries and {n_k} keys; expected 1 to {MAX_N} of each")
-    if mask is not None:
-        mask = np.asarray(mask)
-        if mask.dtype != np.bool_:
-            raise LoadError(f"{where}: array 'mask' has dtype {mask.dtype}; expected bool (True = may attend)")
-        if mask.shape not in ((n_k,), (n_q, n_k), (h, n_q, n_k)):
-            raise LoadError(f"{where}: array 'mask' has shape {mask.shape}; expected ({n_k},), "
-                            f"({n_q}, {n_k}) or ({h}, {n_q}, {n_k})")
-        mask = mask.copy()
-    return LoadedArrays(q, k, v, mask, where)
+    return LoadedArrays(q, k, v, None if mask is None else mask.copy(), where)
 
 
 def load_arrays(path: str | os.PathLike) -> LoadedArrays:
     """Read and validate a .npz (q, k, v, optional mask) or a .npy (3, [heads,] n, d) stack.
 
-    Never unpickles anything.  Raises LoadError with a message naming the
-    file, what is wrong and what was expected.
+    Reads through the shared safe reader (:mod:`gui.model.npfile`): regular
+    files only, headers checked against the limits (:func:`check_layout`)
+    before any data is read, never unpickled.  Raises LoadError with a
+    message naming the file, what is wrong and what was expected.
     """
-    path = Path(path)
-    where = path.name
-    try:
-        with open(path, "rb") as fh:
-            magic = fh.read(6)
-    except OSError as exc:
-        raise LoadError(f"cannot read {where}: {exc.strerror or exc}") from None
-    try:
-        if magic.startswith(b"PK"):
-            with np.load(path, allow_pickle=False) as f:
-                missing = [name for name in ("q", "k", "v") if name not in f.files]
-                if missing:
-                    found = ", ".join(f.files) or "nothing"
-                    raise LoadError(f"{where} has no array named {', '.join(repr(m) for m in missing)} "
-                                    f"(it holds: {found}); expected {_EXPECTED}")
-                arrays = {name: f[name] for name in ("q", "k", "v")}
-                mask = f["mask"] if "mask" in f.files else None
-            return validate(arrays["q"], arrays["k"], arrays["v"], mask, where)
-        if magic == b"\x93NUMPY":
-            stack = np.load(path, allow_pickle=False)
-            if stack.ndim not in (3, 4) or stack.shape[0] != 3:
-                raise LoadError(f"{where}: a .npy of shape {stack.shape}; expected a (3, n, d) or "
-                                "(3, heads, n, d) stack of q, k, v (or use a .npz)")
-            return validate(stack[0], stack[1], stack[2], None, where)
-    except LoadError:
-        raise
-    except ValueError as exc:
-        if "allow_pickle" in str(exc) or "pickle" in str(exc).lower():
-            raise LoadError(f"{where} holds Python objects (pickled data), which are never loaded; "
-                            f"expected {_EXPECTED}") from None
-        raise LoadError(f"{where} is not a readable NumPy file ({exc}); expected {_EXPECTED}") from None
-    except (OSError, EOFError, zipfile.BadZipFile) as exc:
-        raise LoadError(f"cannot read {where}: {exc}; expected {_EXPECTED}") from None
-    raise LoadError(f"{where} is not a NumPy .npz or .npy file; expected {_EXPECTED}")
+    with open_numpy(path, expected=_EXPECTED) as f:
+        where = f.where
+        if f.kind == "npz":
+            missing = [name for name in ("q", "k", "v") if name not in f.names]
+            if missing:
+                found = ", ".join(f.names[:12]) + (", ..." if len(f.names) > 12 else "") or "nothing"
+                raise LoadError(f"{where} has no array named {', '.join(repr(m) for m in missing)} "
+                                f"(it holds: {found}); expected {_EXPECTED}")
+            names = ("q", "k", "v", "mask") if "mask" in f.names else ("q", "k", "v")
+            heads = {name: f.header(name) for name in names}
+            mask_head = heads.get("mask")
+            check_layout(*((heads[n].shape, heads[n].dtype) for n in ("q", "k", "v")),
+                         None if mask_head is None else (mask_head.shape, mask_head.dtype), where)
+            arrays = {name: f.read(name, max_bytes=heads[name].nbytes) for name in names}
+            return validate(arrays["q"], arrays["k"], arrays["v"], arrays.get("mask"), where)
+        head = f.header()
+        if len(head.shape) not in (3, 4) or head.shape[0] != 3:
+            raise LoadError(f"{where}: a .npy of shape {head.shape}; expected a (3, n, d) or "
+                            "(3, heads, n, d) stack of q, k, v (or use a .npz)")
+        one = (head.shape[1:], head.dtype)  # each of q, k, v
+        check_layout(one, one, one, None, where)
+        stack = f.read(max_bytes=head.nbytes)
+        return validate(stack[0], stack[1], stack[2], None, where)
 
 
 @dataclass(frozen=True, eq=False)  # compared by identity, like LoadedArrays

@@ -11,19 +11,15 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
 import compute
+from gui.model.npfile import LoadError, open_numpy
 from resources import RESOURCES
 
 SOURCES = ("zipf", "scores", "file")
 MIN_V, MAX_V = 2, 200_000
-
-
-class LoadError(ValueError):
-    """A logits file that cannot be used; the message says which and what was expected."""
 
 
 def words() -> tuple[str, ...]:
@@ -48,38 +44,28 @@ def word_labels(logits: np.ndarray) -> dict[int, str]:
 def load_logits(path: str | os.PathLike) -> np.ndarray:
     """Read a 1-D float logit row from a ``.npy`` (or a .npz holding ``logits``), never unpickling.
 
-    Raises LoadError naming the file, what is wrong and what was expected.
+    Reads through the shared safe reader (:mod:`gui.model.npfile`): regular
+    files only, the header checked (MIN_V to MAX_V logits) before any data is
+    read.  Raises LoadError naming the file, what is wrong and what was expected.
     """
-    path = Path(path)
-    where = path.name
     expected = f"a .npy holding one row of {MIN_V} to {MAX_V:,} float logits (or a .npz with an array 'logits')"
-    try:
-        if path.suffix.lower() == ".npz":
-            with np.load(path, allow_pickle=False) as f:
-                if "logits" not in f.files:
-                    raise LoadError(f"{where} has no array named 'logits' (it holds: "
-                                    f"{', '.join(f.files) or 'nothing'}); expected {expected}")
-                a = f["logits"]
-        else:
-            a = np.load(path, allow_pickle=False)
-    except LoadError:
-        raise
-    except ValueError as exc:
-        if "pickle" in str(exc).lower():
-            raise LoadError(f"{where} holds Python objects (pickled data), which are never loaded; "
-                            f"expected {expected}") from None
-        raise LoadError(f"{where} is not a readable NumPy file ({exc}); expected {expected}") from None
-    except (OSError, EOFError) as exc:
-        raise LoadError(f"cannot read {where}: {getattr(exc, 'strerror', None) or exc}") from None
-    if not isinstance(a, np.ndarray):
-        raise LoadError(f"{where} is not a NumPy array file; expected {expected}")
-    if a.dtype.kind not in "fiu":
-        raise LoadError(f"{where} holds dtype {a.dtype}; expected {expected}")
-    a = np.asarray(a, dtype=np.float64)
-    if a.ndim == 2 and 1 in a.shape:
-        a = a.reshape(-1)
-    if a.ndim != 1 or not MIN_V <= a.size <= MAX_V:
-        raise LoadError(f"{where} holds an array of shape {a.shape}; expected {expected}")
+    with open_numpy(path, expected=expected) as f:
+        where = f.where
+        name = None
+        if f.kind == "npz":
+            if "logits" not in f.names:
+                found = ", ".join(f.names[:12]) + (", ..." if len(f.names) > 12 else "") or "nothing"
+                raise LoadError(f"{where} has no array named 'logits' (it holds: {found}); expected {expected}")
+            name = "logits"
+        head = f.header(name)
+        if head.dtype.kind not in "fiu":
+            raise LoadError(f"{where} holds dtype {head.dtype}; expected {expected}")
+        shape = head.shape
+        if len(shape) == 2 and 1 in shape:
+            shape = (head.count,)
+        if len(shape) != 1 or not MIN_V <= head.count <= MAX_V:
+            raise LoadError(f"{where} holds an array of shape {head.shape}; expected {expected}")
+        a = np.asarray(f.read(name, max_bytes=head.nbytes), dtype=np.float64).reshape(-1)
     if np.isnan(a).any() or (a == np.inf).any():
         raise LoadError(f"{where} holds NaN or +inf; expected finite logits (-inf marks a banned token)")
     if not np.isfinite(a).any():
