@@ -13,8 +13,9 @@ Three modes, all driven by compute's NumPy emulation of the kernels:
 
 The row is the shared score row (``row = scores``) or a seeded random row of
 ``length`` scores (``row = random``).  ``step`` is how many steps are done:
-0 is the start, the number of steps the end; larger values are clamped, so the
-default (the maximum) shows the finished run.
+0 is the start, the number of steps the end; larger values are clamped (the
+maximum shows the finished run).  The default is 1: the view opens at its
+first step, one block (or level, or tile) done, and the user steps on.
 
 :meth:`OnlineModel.applies` says which parameters the current mode uses and
 :meth:`OnlineModel.bounds` the range a control offers now: the block size at
@@ -244,7 +245,7 @@ class OnlineModel(ViewModel):
     seed: int = param(0, minimum=0, maximum=2**31 - 1, integer=True, control="spin")
     block_size: int = param(4, minimum=1, maximum=MAX_BLOCK, integer=True)
     temperature: float = param(1.0, minimum=0.01, maximum=100.0, log=True)
-    step: int = param(MAX_STEP, minimum=0, maximum=MAX_STEP, integer=True)
+    step: int = param(1, minimum=0, maximum=MAX_STEP, integer=True)
     n: int = param(8, minimum=2, maximum=MAX_TOKENS, integer=True)
     d_k: int = param(4, minimum=1, maximum=MAX_DIM, integer=True)
     tile: int = param(3, minimum=1, maximum=MAX_TOKENS, integer=True)

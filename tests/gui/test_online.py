@@ -34,8 +34,21 @@ def row(values):
 # -- the model ------------------------------------------------------------------------------
 
 
-def test_defaults_show_the_finished_sequential_run_over_a_random_row():
+def test_defaults_open_at_the_first_step():
     model = OnlineModel()
+    r = model.result(row(DEFAULT))
+    assert model.step == 1
+    assert r.step == 1
+    assert r.n_steps == 4
+    assert not r.done
+    assert r.current.index == 0
+    x = random_row(16, 0)
+    np.testing.assert_allclose(r.partial[:4], compute.softmax(x[:4]), rtol=1e-13)
+    assert np.isnan(r.partial[4:]).all()  # nothing known yet about the blocks not read
+
+
+def test_the_finished_sequential_run_over_a_random_row():
+    model = OnlineModel(step=MAX_STEP)
     r = model.result(row(DEFAULT))
     x = random_row(16, 0)
     assert np.array_equal(r.values, x)
@@ -51,7 +64,7 @@ def test_defaults_show_the_finished_sequential_run_over_a_random_row():
 
 
 def test_steps_array_is_the_trace():
-    model = OnlineModel(row="scores", block_size=3, temperature=0.5)
+    model = OnlineModel(row="scores", block_size=3, temperature=0.5, step=MAX_STEP)
     scores = row([-1.0, 0.5, 2.0, 1.0, 3.0])
     a = model.arrays(scores)
     assert set(a) == {"steps", "result", "passes", "summary"}
@@ -94,7 +107,7 @@ def test_trace_is_cached_while_only_the_step_moves():
     model = OnlineModel()
     scores = row(DEFAULT)
     first = model.result(scores).steps
-    model.step = 1
+    model.step = 3
     assert model.result(scores).steps is first
     model.block_size = 2
     assert model.result(scores).steps is not first
@@ -176,8 +189,26 @@ def settle(qtbot, view):
 
 
 @pytest.fixture
-def view(make_view):
+def view(make_view, lab):
+    """The view at the end of the run (it opens at its first step: see test_the_view_opens_at_its_first_step)."""
+    lab.models["online"].step = MAX_STEP
     return make_view("online")
+
+
+def test_the_view_opens_at_its_first_step_and_draws_no_step_to_come(qtbot, make_view, lab):
+    view = make_view("online")
+    settle(qtbot, view)
+    assert view.transport.label.text() == "step 1 of 4"
+    assert view.row_plot.bar_state().tolist() == [2] * 4 + [0] * 12
+    m, d = view.m_plot.curve.getData(), view.d_plot.curve.getData()
+    assert m[0].tolist() == [1.0]  # step 0's m is -inf: not drawn
+    assert d[0].tolist() == [0.0, 1.0]
+    first = online_softmax_trace(random_row(16, 0), 4)[0]
+    assert d[1].tolist() == [0.0, first.d_after]
+    assert view.m_plot.getPlotItem().viewRange()[0][1] > 4  # the axis shows every step
+    view.transport.end_button.click()
+    settle(qtbot, view)
+    assert view.d_plot.curve.getData()[0].tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]
 
 
 def test_stepping_back_and_forward_moves_the_highlight_and_readouts(qtbot, view, lab):
@@ -291,6 +322,14 @@ def test_tree_mode_draws_the_tree(qtbot, view, lab):
     assert view.readouts["online.readout.block"].text() == "level 0: 4 blocks at once"
     assert view.row_plot.bar_state().tolist() == [2] * 16  # every block at once
     assert [text != "" for text in view.tree.node_texts()] == [True] * 4 + [False] * 3
+    # hovering a level not merged yet tells no (m, d) of the future
+    assert view.tree.describe(7.5, 2.0) == "level 2: not merged yet at this step"
+    assert view.tree.describe(1.5, 0.0).startswith("level 0: m = ")
+    # attention mode: the running lines stop at the current tile
+    model.update_from_dict({"mode": "attention", "step": 1})
+    settle(qtbot, view)
+    assert all(c.getData()[0].tolist() == [1.0] for c in view.m_lines.curves)  # step 0's m is -inf
+    assert all(c.getData()[0].tolist() == [0.0, 1.0] for c in view.l_lines.curves)
 
 
 def test_attention_mode_draws_tiles(qtbot, view, lab):

@@ -63,7 +63,7 @@ def test_the_tile_offers_at_most_n(qtbot, view, lab):
 
 def test_the_shared_rows_length_narrows_the_block_size_and_the_steps(qtbot, view, lab):
     model = lab.models["online"]
-    model.update_from_dict({"row": "scores", "block_size": 1})
+    model.update_from_dict({"row": "scores", "block_size": 1, "step": 10_000})  # the end of the run
     settle(qtbot, view)
     block = view.controls["block_size"]
     assert block.spin.maximum() == 4

@@ -96,7 +96,7 @@ def test_other_ranges_are_the_declared_ones():
 
 
 def test_the_step_is_clamped_into_the_run():
-    model = OnlineModel()
+    model = OnlineModel(step=MAX_STEP)
     assert model.step == MAX_STEP
     assert model.clamped_step(4) == 4
     model.step = 2

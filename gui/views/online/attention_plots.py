@@ -63,7 +63,7 @@ class OutputHeatmap(SparseHeatmap):
 
 
 class RunningLines(Plot):
-    """One curve per query row: its running m or l (``name``) against the tile step."""
+    """One curve per query row: its running m or l (``name``) against the tile step, up to the current one."""
 
     def __init__(self, title: str, y_label: str, name: str):
         self._quantity = name
@@ -105,8 +105,9 @@ class RunningLines(Plot):
         while len(self.curves) > rows:
             item.removeItem(self.curves.pop())
         steps = np.arange(y.shape[0], dtype=float)
+        done = step + 1  # tiles not read yet are not drawn; the axis still shows them
         for i, c in enumerate(self.curves):
-            c.setData(*finite_xy(steps, y[:, i]))
+            c.setData(*finite_xy(steps[:done], y[:done, i]))
         self.now_line.setValue(step)
         set_step_axis(item, y.shape[0] - 1)
 

@@ -132,8 +132,8 @@ class RowPlot(Plot):
 
 
 class StepCurve(Plot):
-    """One running quantity of the sequential run (``name`` "m" or "d") against the step,
-    the current step marked."""
+    """One running quantity of the sequential run (``name`` "m" or "d") against the step, up to
+    the current step (marked); the steps still to come are on the axis but not drawn."""
 
     def __init__(self, title: str, y_label: str, name: str):
         self._quantity = name
@@ -158,7 +158,8 @@ class StepCurve(Plot):
         m, d = r.running()
         y = m if self._quantity == "m" else d
         steps = np.arange(len(y), dtype=float)
-        self.curve.setData(*finite_xy(steps, y))
+        done = r.step + 1  # steps that have not happened yet are not drawn; the axis still shows them
+        self.curve.setData(*finite_xy(steps[:done], y[:done]))
         self.marker.setData(*finite_xy(np.array([float(r.step)]), np.array([y[r.step]])))
         self.now_line.setValue(r.step)
         set_step_axis(self.getPlotItem(), len(y) - 1)
@@ -273,6 +274,8 @@ class TreePlot(Plot):
                 best = (px, m, d)
         if best is None:
             return ""
+        if lv >= self._levels_done:  # not merged yet: its (m, d) is not known at this step
+            return tr("online.tree.pending", level=lv)
         return tr("online.tree.describe", level=lv, m=fmt(best[1]), d=fmt(best[2]))
 
 
