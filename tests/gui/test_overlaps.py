@@ -181,3 +181,42 @@ def test_attention_greyed_controls_show_the_data_in_use(qtbot):
     assert controls["n"].text() == "8"
     assert controls["d_k"].spin.value() == 64
     assert controls["seed"].text() == "0"
+
+
+def test_sampling_vocabulary_size_in_use(qtbot, tmp_path):
+    """V greyed: a file's length while a file is read, nothing for the score row, the stored V again for Zipf."""
+    import numpy as np
+
+    from gui.model.sampling import SamplingModel
+
+    model = SamplingModel()
+    control = param_control(model, "vocab")
+    qtbot.addWidget(control)
+    assert control.spin.value() == 50257
+    path = tmp_path / "logits.npy"
+    np.save(path, np.linspace(0.0, 3.0, 50))
+    model.load_file(path)
+    assert not control.isEnabled()
+    assert control.spin.value() == 50
+    model.logits = "scores"
+    assert control.blank
+    model.logits = "zipf"
+    assert control.isEnabled()
+    assert control.spin.value() == 50257
+    assert model.vocab == 50257
+
+
+# -- plots that show something at their defaults ---------------------------------------------------
+def test_the_gumbel_tab_opens_on_a_sample_that_is_peaked_but_not_one_hot():
+    import numpy as np
+
+    from gui.model.sampling import SamplingModel
+
+    g = SamplingModel().gumbel_result(None)
+    assert g.hard.max() == 1.0
+    top = np.sort(g.relaxed)[::-1]
+    assert 0.2 < top[0] < 0.9  # a bar of its own beside the one-hot, not a sliver and not a copy
+    assert top[1] > 0.02  # and a second one that can be seen
+    # at τ = 1 (the old default) over 50,257 tokens the shown bars were slivers
+    old = SamplingModel(tau=1.0).gumbel_result(None)
+    assert old.relaxed.max() < 0.1

@@ -82,7 +82,7 @@ class SamplingModel(ViewModel):
     min_p: float = param(0.05, minimum=0.0, maximum=1.0)
     draws: int = param(10_000, minimum=1, maximum=MAX_DRAWS, log=True, integer=True)
     draw_method: str = choice("inverse_cdf", METHODS)
-    tau: float = param(1.0, minimum=0.05, maximum=10.0, log=True)
+    tau: float = param(0.5, minimum=0.05, maximum=10.0, log=True)  # peaked, not yet one-hot: the tab shows both
     shown: int = param(12, minimum=3, maximum=40, integer=True)
     t_curve: str = choice("entropy", CURVES)
     experts: int = param(8, minimum=2, maximum=64, integer=True)
@@ -108,6 +108,14 @@ class SamplingModel(ViewModel):
         if name in SWITCHED_KNOBS:
             return getattr(self, f"{name}_on") == "on"
         return True
+
+    def value_in_use(self, name: str) -> Any:
+        """V of a loaded file's logits; nothing for the score row (its table shows its length)."""
+        if name == "vocab" and self.logits == "scores":
+            return None
+        if name == "vocab" and self.logits == "file" and self.loaded is not None:
+            return int(self.loaded.size)
+        return super().value_in_use(name)  # no file yet: the synthetic row of V is what is drawn
 
     def set_param(self, name: str, value) -> None:
         """As ViewModel.set_param; setting ``logits_file`` loads it (a bad file raises LoadError, nothing changes)."""
