@@ -9,8 +9,8 @@ from pathlib import Path
 
 import numpy as np
 import PySide6
-from PySide6.QtCore import QObject, QSettings, Qt, QTimer, Signal, qVersion
-from PySide6.QtGui import QAction, QActionGroup, QKeySequence, QUndoStack
+from PySide6.QtCore import QObject, QRect, QSettings, Qt, QTimer, Signal, qVersion
+from PySide6.QtGui import QAction, QUndoStack
 from PySide6.QtWidgets import (
     QApplication,
     QFileDialog,
@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 
 import compute
 import gui
-from gui import export, registry
+from gui import export, menus, registry, screen_fit
 from gui import theme as themes
 from gui.model.lab import Lab
 from gui.model.session import Session, SessionError
@@ -120,6 +120,8 @@ class MainWindow(QMainWindow):
         themes.manager().set_mode(str(self.settings.value("theme", "system")))
         self._sync_theme_actions()
         self.statusBar().showMessage(tr("app.ready"), 5000)
+        self.actions_by_key["action.explanation"].setChecked(self.explanation_shown)
+        self._restore_geometry(restore)
         if restore:
             self._restore()
         if self.nav.currentRow() < 0:
@@ -137,6 +139,8 @@ class MainWindow(QMainWindow):
             index = registry.VIEWS.index(spec)
             view = spec.widget_class()(self.lab.scores, self.lab.models[name])
             view.status.connect(self.show_status)
+            view.set_explanation_shown(self.explanation_shown)
+            view.explanation_toggled.connect(self.set_explanation_shown)
             old = self.stack.widget(index)
             self.stack.removeWidget(old)
             old.deleteLater()
@@ -162,68 +166,13 @@ class MainWindow(QMainWindow):
 
     # -- menus --------------------------------------------------------------------
     def _action(self, key: str, slot, shortcut=None) -> QAction:
-        action = QAction(tr(key), self)
-        if shortcut is not None:
-            action.setShortcut(QKeySequence(shortcut))
-        action.triggered.connect(slot)
-        self.actions_by_key[key] = action
-        return action
+        return menus.add_action(self, key, slot, shortcut)
 
     def _build_menus(self) -> None:
-        self.actions_by_key: dict[str, QAction] = {}
-        SK = QKeySequence.StandardKey
-        bar = self.menuBar()
-        file = bar.addMenu(tr("menu.file"))
-        file.addAction(self._action("action.open_session", self.open_session_dialog, SK.Open))
-        file.addAction(self._action("action.save_session", self.save_session_dialog, SK.Save))
-        file.addSeparator()
-        file.addAction(self._action("action.export_plots", lambda: self.export_dialog(plots=True, arrays=False)))
-        file.addAction(self._action("action.export_arrays", lambda: self.export_dialog(plots=False, arrays=True)))
-        file.addSeparator()
-        file.addAction(self._action("action.quit", self.close, SK.Quit))
-
-        edit = bar.addMenu(tr("menu.edit"))
-        undo = self.undo_stack.createUndoAction(self, tr("action.undo"))
-        undo.setShortcut(QKeySequence(SK.Undo))
-        redo = self.undo_stack.createRedoAction(self, tr("action.redo"))
-        redo.setShortcut(QKeySequence(SK.Redo))
-        self.actions_by_key["action.undo"], self.actions_by_key["action.redo"] = undo, redo
-        edit.addAction(undo)
-        edit.addAction(redo)
-        edit.addSeparator()
-        edit.addAction(self._action("action.copy", lambda: self._clipboard("copy"), SK.Copy))
-        edit.addAction(self._action("action.paste", lambda: self._clipboard("paste"), SK.Paste))
-
-        view = bar.addMenu(tr("menu.view"))
-        group = QActionGroup(self)
-        group.setExclusive(True)
-        self.theme_actions: dict[str, QAction] = {}
-        for mode in themes.MODES:
-            action = self._action(f"action.theme_{mode}", lambda _=False, m=mode: self.set_theme(m))
-            action.setCheckable(True)
-            group.addAction(action)
-            view.addAction(action)
-            self.theme_actions[mode] = action
-
-        view.addSeparator()
-        backend_menu = view.addMenu(tr("menu.backend"))
-        backend_menu.setToolTipsVisible(True)
-        backend_group = QActionGroup(self)
-        backend_group.setExclusive(True)
-        self.backend_actions: dict[str, QAction] = {}
-        for name in compute.backends.BACKENDS:
-            action = self._action(f"action.backend_{name}", lambda _=False, n=name: self.set_backend(n))
-            action.setCheckable(True)
-            backend_group.addAction(action)
-            backend_menu.addAction(action)
-            self.backend_actions[name] = action
-        backend_menu.aboutToShow.connect(self._sync_backend_actions)
+        menus.build_menus(self)
         self._sync_backend_actions(probe=False)
         # probe CuPy (an import and a driver call) once the window is up, then apply the saved choice
         QTimer.singleShot(0, self._restore_backend)
-
-        help_menu = bar.addMenu(tr("menu.help"))
-        help_menu.addAction(self._action("action.about", self.about))
 
     def _clipboard(self, op: str) -> None:
         """Send Copy/Paste to the focused table (a widget with that method)."""
@@ -233,6 +182,19 @@ class MainWindow(QMainWindow):
                 getattr(w, op)()
                 return
             w = w.parentWidget()
+
+    # -- the explanation panel -------------------------------------------------------
+    @property
+    def explanation_shown(self) -> bool:
+        return self.settings.value("explanation_shown", True, type=bool)
+
+    def set_explanation_shown(self, shown: bool) -> None:
+        """Show or fold the explanation in every view (the View menu and each panel's button); remembered."""
+        shown = bool(shown)
+        self.settings.setValue("explanation_shown", shown)
+        self.actions_by_key["action.explanation"].setChecked(shown)
+        for view in self.views.values():
+            view.set_explanation_shown(shown)
 
     def set_theme(self, mode: str) -> None:
         themes.manager().set_mode(mode)
@@ -376,12 +338,20 @@ class MainWindow(QMainWindow):
             self.export_current(folder, plots=plots, arrays=arrays)
 
     # -- start and end -----------------------------------------------------------------
+    def _restore_geometry(self, restore: bool) -> None:
+        """The saved geometry if it fits its screen's available area, else a share of the screen."""
+        saved = self.settings.value("window/geometry") if restore else None
+        rect = None
+        if isinstance(saved, QRect):
+            rect = screen_fit.fitted(saved, screen_fit.available_at(saved.center()))
+        if rect is None:
+            self.setGeometry(screen_fit.first_geometry(screen_fit.available_at()))
+            return
+        self.setGeometry(rect)
+        if self.settings.value("window/maximized", False, type=bool):
+            self.setWindowState(self.windowState() | Qt.WindowState.WindowMaximized)
+
     def _restore(self) -> None:
-        geometry = self.settings.value("geometry")
-        if geometry is not None:
-            self.restoreGeometry(geometry)
-        else:
-            self.resize(1400, 860)
         last = self.settings_dir / LAST_SESSION
         if last.exists():
             try:
@@ -400,7 +370,8 @@ class MainWindow(QMainWindow):
             view.shutdown()
         try:
             self.settings_dir.mkdir(parents=True, exist_ok=True)
-            self.settings.setValue("geometry", self.saveGeometry())
+            self.settings.setValue("window/geometry", self.normalGeometry())
+            self.settings.setValue("window/maximized", self.isMaximized())
             self.settings.sync()
             self.save_session(self.settings_dir / LAST_SESSION)
         except OSError as exc:  # a read-only config folder must not stop the app closing

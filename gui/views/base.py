@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import html
-
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QFormLayout,
-    QFrame,
     QGroupBox,
     QHBoxLayout,
     QLabel,
     QSplitter,
-    QTextBrowser,
     QVBoxLayout,
     QWidget,
 )
@@ -23,26 +19,13 @@ from gui.binding import connect_while_alive
 from gui.model.base import ExportArray, ViewModel
 from gui.model.scores import ScoreRow
 from gui.model.texts import tr
+from gui.widgets.explanation import ExplanationPanel
 from gui.widgets.jobs import Job
 from gui.widgets.plot import Plot
 from gui.widgets.score_table import ScoreEditor
+from gui.widgets.scroll_column import ScrollColumn
 
 REDRAW_MS = 16  # about 60 Hz
-
-
-def explanation_html(text: str) -> str:
-    """Turn a resource text into HTML: "### " lines are headings, blank lines split paragraphs.
-
-    Inline HTML in the text (sub/superscripts) is kept as written.
-    """
-    out = []
-    for block in text.split("\n\n"):
-        block = block.strip()
-        if block.startswith("### "):
-            out.append(f"<h3>{html.escape(block[4:])}</h3>")
-        elif block:
-            out.append(f"<p>{block}</p>")
-    return "\n".join(out)
 
 
 class BaseView(QWidget):
@@ -54,6 +37,8 @@ class BaseView(QWidget):
     """
 
     status = Signal(str)
+    #: The user folded (False) or opened (True) the explanation with the panel's own button.
+    explanation_toggled = Signal(bool)
 
     def __init__(self, scores: ScoreRow, model: ViewModel, parent=None):
         super().__init__(parent)
@@ -66,20 +51,19 @@ class BaseView(QWidget):
         self._synchronous = False
 
         self.content = QWidget()
-        self.explain = QTextBrowser()
-        self.explain.setObjectName("explanation")
-        self.explain.setOpenExternalLinks(False)
-        self.explain.setFrameShape(QFrame.Shape.NoFrame)
-        self.explain.setHtml(explanation_html(tr(f"view.{model.name}.explain")))
-        self.explain.setMinimumWidth(240)
+        self.explanation = ExplanationPanel(tr(f"view.{model.name}.explain"))
+        self.explanation.toggled.connect(self._explanation_clicked)
+        self.explain = self.explanation.browser
+        self.controls_scroll: ScrollColumn | None = None  # made by arrange
 
-        splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.splitter = splitter = QSplitter(Qt.Orientation.Horizontal)
         splitter.addWidget(self.content)
-        splitter.addWidget(self.explain)
+        splitter.addWidget(self.explanation)
         splitter.setStretchFactor(0, 4)
         splitter.setStretchFactor(1, 1)
         splitter.setSizes([1000, 300])
         splitter.setChildrenCollapsible(False)
+        self._explanation_sizes: list[int] | None = None
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(splitter)
@@ -123,17 +107,42 @@ class BaseView(QWidget):
             self.readouts[key] = value
 
     def arrange(self, controls: list[QWidget], plots: QWidget, *, min_width: int = 300) -> None:
-        """Controls in a column on the left (the first one stretches), plots on the right."""
+        """Controls in a column on the left (the first one stretches), plots on the right.
+
+        The column scrolls vertically when the window is shorter than it
+        (never sideways: it is at least as wide as its widest control).
+        """
         left = QWidget()
         column = QVBoxLayout(left)
         column.setContentsMargins(0, 0, 0, 0)
         for i, w in enumerate(controls):
             column.addWidget(w, 1 if i == 0 else 0)
         left.setMinimumWidth(min_width)
+        self.controls_scroll = ScrollColumn(left)
         lay = QHBoxLayout(self.content)
         lay.setContentsMargins(6, 6, 6, 6)
-        lay.addWidget(left, 2)
+        lay.addWidget(self.controls_scroll, 2)
         lay.addWidget(plots, 5)
+
+    # -- the explanation ---------------------------------------------------------------
+    @property
+    def explanation_shown(self) -> bool:
+        return self.explanation.shown
+
+    def set_explanation_shown(self, shown: bool) -> None:
+        """Show the explanation, or fold it to its button (the plots get the room)."""
+        if shown == self.explanation.shown:
+            self.explanation.set_shown(shown)  # a click may have left the button out of step
+            return
+        if not shown:
+            self._explanation_sizes = self.splitter.sizes()
+        self.explanation.set_shown(shown)
+        if shown and self._explanation_sizes:
+            self.splitter.setSizes(self._explanation_sizes)
+
+    def _explanation_clicked(self, shown: bool) -> None:
+        self.set_explanation_shown(shown)
+        self.explanation_toggled.emit(shown)
 
     def add_job(self, function) -> Job:
         """A background job of this view (see gui.widgets.jobs): flush waits for it, close stops it."""

@@ -76,6 +76,8 @@ class Transport(QGroupBox):
         self.forward_button = self._button("forward", lambda: self.go_to(self.step + 1))
         self.end_button = self._button("end", lambda: self.go_to(self._hi))
         self.play_button.setCheckable(True)
+        self.play_button.setMinimumWidth(max(self.play_button.fontMetrics().horizontalAdvance(tr(f"{prefix}.{k}"))
+                                             for k in ("play", "pause")) + 16)
         self.play_button.toggled.connect(self._play_toggled)
 
         self.slider = QSlider(Qt.Orientation.Horizontal)
@@ -106,6 +108,8 @@ class Transport(QGroupBox):
     def _button(self, key: str, clicked) -> QPushButton:
         button = QPushButton(tr(f"{self.prefix}.{key}"))
         button.setToolTip(tr(f"{self.prefix}.{key}.tooltip"))
+        # as narrow as its text (the style's 80 px minimum would make the row 440 px wide)
+        button.setMinimumWidth(button.fontMetrics().horizontalAdvance(button.text()) + 16)
         if clicked is not None:
             button.clicked.connect(clicked)
         return button

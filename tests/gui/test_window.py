@@ -118,7 +118,13 @@ def test_a_bad_session_file_is_refused_and_changes_nothing(qtbot, window, tmp_pa
     assert window.lab.scores.values.tolist() == [2.0, 1.0, 0.5, -1.0]
 
 
-def test_geometry_and_last_session_come_back_on_the_next_launch(qtbot, tmp_path):
+def test_geometry_and_last_session_come_back_on_the_next_launch(qtbot, tmp_path, monkeypatch):
+    from PySide6.QtCore import QRect
+
+    from gui import screen_fit
+
+    # a 1366 x 768 laptop (the offscreen screen, 800 x 800, is narrower than the window's minimum)
+    monkeypatch.setattr(screen_fit, "available_at", lambda point=None: QRect(0, 0, 1366, 736))
     settings = tmp_path / "cfg"
     first = MainWindow(settings_dir=settings)
     qtbot.addWidget(first)
@@ -126,7 +132,7 @@ def test_geometry_and_last_session_come_back_on_the_next_launch(qtbot, tmp_path)
     first.lab.scores.set_values([4.0, 2.0])
     first.lab.models["calculator"].set_param("temperature", 0.3)
     first.show_view("temperature")
-    first.resize(700, 650)  # the offscreen screen is 800 x 800; the width stops at the minimum
+    first.resize(700, 650)  # the width stops at the minimum
     target = (first.width(), first.height())
     assert target[1] == 650
     first.close()

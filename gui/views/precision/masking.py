@@ -38,13 +38,15 @@ class MaskPanel(QGroupBox):
         super().__init__(tr("precision.mask.title"), parent)
         self.scores, self.model = scores, model
         lay = QVBoxLayout(self)
-        controls = QHBoxLayout()
-        controls.addWidget(QLabel(tr("precision.mask.tokens")))
+        tokens = QHBoxLayout()  # the tokens on one line, the buttons and the value on the next: narrow
+        tokens.addWidget(QLabel(tr("precision.mask.tokens")), 0, Qt.AlignmentFlag.AlignTop)
         holder = QWidget()
         self.box_grid = QGridLayout(holder)
         self.box_grid.setContentsMargins(0, 0, 0, 0)
         self.boxes: list[QCheckBox] = []
-        controls.addWidget(holder, 1)
+        tokens.addWidget(holder, 1)
+        lay.addLayout(tokens)
+        controls = QHBoxLayout()
         self.all_button = QPushButton(tr("precision.mask.all"))
         self.all_button.setToolTip(tr("precision.mask.all.tooltip"))
         self.all_button.clicked.connect(lambda: self._set_masked(range(len(self.scores))))
@@ -54,6 +56,7 @@ class MaskPanel(QGroupBox):
         self.value = ParamChoice(model, "mask_value")
         for w in (self.all_button, self.clear_button, self.value):
             controls.addWidget(w)
+        controls.addStretch(1)
         lay.addLayout(controls)
         self.table = CellTable(list(DTYPES), [tr(f"param.mask_value.{v}") for v in MASK_NAMES],
                                tr("precision.mask.tooltip"))
