@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from PySide6.QtCore import QObject, QRect, QSize, Qt, Signal
+from PySide6.QtCore import QObject, QPointF, QRect, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QGuiApplication, QPainter, QPalette, QPen
 from PySide6.QtWidgets import QApplication, QListWidget, QProxyStyle, QStyle, QToolTip
 
@@ -103,6 +103,24 @@ def colour(theme: Theme, role: str | int) -> str:
     if isinstance(role, int):
         return theme.series[role % len(theme.series)]
     return getattr(theme, role)
+
+
+def _luminance(c: QColor) -> float:
+    """WCAG 2.x relative luminance of an opaque colour."""
+
+    def linear(v: float) -> float:
+        return v / 12.92 if v <= 0.04045 else ((v + 0.055) / 1.055) ** 2.4
+
+    return 0.2126 * linear(c.redF()) + 0.7152 * linear(c.greenF()) + 0.0722 * linear(c.blueF())
+
+
+def text_on(background: QColor | str) -> str:
+    """Black or white, whichever contrasts more with ``background``: at least 4.58:1 on any colour.
+
+    For numbers written on colour-mapped cells, whose colour no theme knows.
+    """
+    lum = _luminance(QColor(background))
+    return "#000000" if (lum + 0.05) ** 2 > 0.05 * 1.05 else "#ffffff"
 
 
 def palette(theme: Theme) -> QPalette:
@@ -187,13 +205,13 @@ class ThemedStyle(QProxyStyle):
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
         painter.setBrush(Qt.BrushStyle.NoBrush)
         painter.setPen(self._pen(self.theme.chrome.border, option))
-        painter.translate(0.5, 0.5)
         if element == _PE.PE_IndicatorRadioButton:
-            # Fusion's circle: centred one pixel down and right, radius half the width less 1
+            # Fusion's circle: centred one pixel down and right of the rectangle's centre
             radius = (rect.width() + (rect.width() + 1) % 2) / 2.0 - 1
             centre = rect.center()
-            painter.drawEllipse(centre.x() + 0.5, centre.y() + 0.5, radius, radius)
+            painter.drawEllipse(QPointF(centre.x() + 1, centre.y() + 1), radius, radius)
         else:
+            painter.translate(0.5, 0.5)
             painter.drawRect(rect.adjusted(0, 0, -1, -1))
         painter.restore()
 

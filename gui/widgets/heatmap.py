@@ -133,7 +133,7 @@ class Heatmap(Plot):
         for k, text in enumerate(self._texts):
             v = self._matrix[divmod(k, m)]
             c = lut.map((np.nan_to_num(v) - lo) / span, mode="qcolor")
-            text.setColor("#111111" if c.lightness() > 140 else "#f5f5f5")
+            text.setColor(themes.text_on(c))  # black or white, whichever reads better (>= 4.58:1)
 
     def cell_at(self, scene_pos: QPointF) -> tuple[int, int] | None:
         vb = self.getPlotItem().getViewBox()
