@@ -8,9 +8,9 @@ numerically from both sides.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 from psygnal import evented
@@ -60,6 +60,8 @@ class NormalizersResult:
     labels: tuple[str, ...]
     weights: np.ndarray  # (methods, n)
     properties: np.ndarray  # (methods, properties) of bool
+    #: The scores are finite and sum to exactly 0: s/Σs divides by zero (its NaN reads "÷0").
+    zero_sum: bool = False
 
     def weights_of(self, method: str) -> np.ndarray:
         return self.weights[METHODS.index(method)]
@@ -70,6 +72,49 @@ class NormalizersResult:
 class NormalizersModel(ViewModel):
     name: ClassVar[str] = "normalizers"
     alpha: float = param(1.5, minimum=1.0, maximum=3.0)
+    #: The methods the plot draws and the export holds, in METHODS order (view state, saved in sessions).
+    shown: tuple[str, ...] = METHODS
+
+    # -- which methods are shown ------------------------------------------------------
+    def set_shown(self, methods: Iterable[str]) -> None:
+        """Show exactly ``methods`` (any order, at least one, each one of METHODS)."""
+        wanted = set(methods)
+        unknown = sorted(wanted - set(METHODS))
+        if unknown:
+            raise ValueError(f"unknown method(s) {', '.join(unknown)}; choose from {', '.join(METHODS)}")
+        if not wanted:
+            raise ValueError("at least one method stays shown")
+        shown = tuple(m for m in METHODS if m in wanted)
+        if shown != self.shown:
+            self.shown = shown
+
+    def show_method(self, method: str, on: bool) -> None:
+        """Show or hide one method (hiding the last shown one raises ValueError)."""
+        self.set_shown(set(self.shown) | {method} if on else set(self.shown) - {method})
+
+    def toggle(self, method: str) -> None:
+        self.show_method(method, method not in self.shown)
+
+    def extra_state(self) -> dict[str, Any]:
+        return {} if self.shown == METHODS else {"shown": list(self.shown)}
+
+    def check_extra_state(self, state: dict[str, Any]) -> dict[str, Any]:
+        unknown = sorted(set(state) - {"shown"})
+        if unknown:
+            raise ValueError(f"normalizers keeps no saved state {', '.join(unknown)}")
+        shown = state.get("shown", list(METHODS))
+        if not isinstance(shown, list) or not all(isinstance(m, str) for m in shown):
+            raise ValueError("normalizers: 'shown' must be a list of method names")
+        if not shown or set(shown) - set(METHODS):
+            raise ValueError(f"normalizers: 'shown' must name some of {', '.join(METHODS)}")
+        return {"shown": tuple(m for m in METHODS if m in shown)}
+
+    def apply_extra_state(self, checked: dict[str, Any]) -> None:
+        self.set_shown(checked.get("shown", METHODS))
+
+    def reset(self) -> None:
+        super().reset()
+        self.shown = METHODS
 
     def functions(self) -> dict[str, Callable[[np.ndarray], np.ndarray]]:
         alpha = self.alpha
@@ -106,11 +151,14 @@ class NormalizersModel(ViewModel):
             w = np.asarray(f(x), dtype=np.float64)
             weights.append(w)
             props.append(self.properties_of(f, x, w))
-        return NormalizersResult(scores.labels, np.array(weights), np.array(props, dtype=bool))
+        zero_sum = bool(np.all(np.isfinite(x)) and x.sum() == 0.0)
+        return NormalizersResult(scores.labels, np.array(weights), np.array(props, dtype=bool), zero_sum)
 
     def arrays(self, scores: ScoreRow) -> dict[str, ExportArray]:
+        """The shown methods' weights (tokens down, methods across) and their measured properties."""
         r = self.result(scores)
+        rows = [METHODS.index(m) for m in self.shown]
         return {
-            "weights": ExportArray(r.weights.T.copy(), METHODS, r.labels),
-            "properties": ExportArray(r.properties.astype(np.float64), PROPERTIES, METHODS),
+            "weights": ExportArray(r.weights[rows].T.copy(), self.shown, r.labels),
+            "properties": ExportArray(r.properties[rows].astype(np.float64), PROPERTIES, self.shown),
         }

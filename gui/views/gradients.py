@@ -58,7 +58,7 @@ class GradientsView(BaseView):
                                                          value_name=tr("gradients.heatmap.value")))
         self.heatmap.cellClicked.connect(lambda _i, j: self.model.set_param("column", j + 1))
         self.column_bars = self.add_plot("column", BarChart(
-            tr("gradients.column.title", label=""), [("∂α/∂s", "accent")], value_labels=False,
+            tr("gradients.column.title", label=""), [("∂α/∂s", "accent")],
             value_name=tr("gradients.column.value"), percent=False,
         ))
         self.ce_bars = self.add_plot("cross_entropy", BarChart(

@@ -7,15 +7,21 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QCheckBox,
+    QGridLayout,
+    QGroupBox,
     QHeaderView,
     QLabel,
+    QPushButton,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
+from superqt.utils import signals_blocked
 
 from gui import theme as themes
+from gui.binding import connect_while_alive
 from gui.format import fmt
 from gui.model.normalizers import METHODS, PROPERTIES, NormalizersModel, NormalizersResult
 from gui.model.texts import tr
@@ -72,17 +78,68 @@ class PropertyTable(QTableWidget):
         return [[self.item(r, c).text() for c in range(self.columnCount())] for r in range(self.rowCount())]
 
 
+class MethodChoice(QGroupBox):
+    """A check box per method, "All" and "Only softmax": they write NormalizersModel.shown, and follow it.
+
+    The plot's legend swatches toggle the same state (a click on one asks
+    the model), so both always show what is drawn.
+    """
+
+    def __init__(self, model: NormalizersModel, status):
+        super().__init__(tr("normalizers.show.title"))
+        self.model = model
+        self._status = status
+        self.setToolTip(tr("normalizers.show.tooltip"))
+        grid = QGridLayout(self)
+        grid.setContentsMargins(6, 4, 6, 4)
+        grid.setVerticalSpacing(2)
+        self.boxes: dict[str, QCheckBox] = {}
+        for k, m in enumerate(METHODS):
+            box = QCheckBox(method_name(m, model.alpha))
+            box.setToolTip(tr("normalizers.show.box.tooltip"))
+            box.toggled.connect(lambda on, m=m: self._ask(self.model.show_method, m, on))
+            grid.addWidget(box, k // 2, k % 2)
+            self.boxes[m] = box
+        self.all = QPushButton(tr("normalizers.show.all"))
+        self.all.setToolTip(tr("normalizers.show.all.tooltip"))
+        self.all.clicked.connect(lambda: self._ask(self.model.set_shown, METHODS))
+        self.only = QPushButton(tr("normalizers.show.only_softmax"))
+        self.only.setToolTip(tr("normalizers.show.only_softmax.tooltip"))
+        self.only.clicked.connect(lambda: self._ask(self.model.set_shown, ("softmax",)))
+        row = len(METHODS) // 2
+        grid.addWidget(self.all, row + 1, 0)
+        grid.addWidget(self.only, row + 1, 1)
+        connect_while_alive(self, model.events.shown, self.sync)
+        connect_while_alive(self, model.events.alpha, self.sync)
+        self.sync()
+
+    def _ask(self, change, *args) -> None:
+        try:
+            change(*args)
+        except ValueError:
+            self._status(tr("normalizers.show.last"))
+        self.sync()  # a refused change puts the box back
+
+    def sync(self, *_args) -> None:
+        for m, box in self.boxes.items():
+            with signals_blocked(box):
+                box.setChecked(m in self.model.shown)
+            box.setText(method_name(m, self.model.alpha))
+
+
 class NormalizersView(BaseView):
     model: NormalizersModel
 
     def build(self) -> None:
         self.editor = self.score_editor()
         self.alpha = ParamSlider(self.model, "alpha")
+        self.methods = MethodChoice(self.model, self.status.emit)
         self.bars = self.add_plot("weights", BarChart(
             tr("normalizers.plot.title"),
             [(method_name(m, self.model.alpha), i) for i, m in enumerate(METHODS)],
-            y_label=tr("normalizers.plot.y"), value_labels=False, legend_columns=4, value_name="w",
+            y_label=tr("normalizers.plot.y"), legend_columns=4, value_name="w", clickable_legend=True,
         ))
+        self.bars.seriesClicked.connect(lambda i: self.methods._ask(self.model.toggle, METHODS[i]))
         self.table = PropertyTable()
         self.notes = QLabel()
         self.notes.setWordWrap(True)
@@ -96,7 +153,7 @@ class NormalizersView(BaseView):
         column.addWidget(self.notes)
         column.addWidget(self.table)
         self.table.setFixedHeight(self.table.sizeHint().height())
-        self.arrange([self.editor, self.alpha], plots)
+        self.arrange([self.editor, self.alpha, self.methods], plots)
 
     def notes_for(self, r: NormalizersResult) -> list[str]:
         """Plain-language notes on what fails at these scores."""
@@ -130,9 +187,12 @@ class NormalizersView(BaseView):
         r = self.model.result(self.scores)
         alpha = self.model.alpha
         self.bars.set_series_name(METHODS.index("entmax"), method_name("entmax", alpha))
-        self.bars.set_data(r.labels, list(r.weights))
-        finite = r.weights[np.isfinite(r.weights)]
+        self.bars.set_shown([m in self.model.shown for m in METHODS])
+        self.bars.set_data(r.labels, list(r.weights),
+                           nan_tags={METHODS.index("linear"): "div0"} if r.zero_sum else None)
+        shown = r.weights[[METHODS.index(m) for m in self.model.shown]]
+        finite = shown[np.isfinite(shown)]
         lo = min(0.0, float(finite.min()) if finite.size else 0.0)
-        self.bars.set_y_range(lo - 0.05 if lo < 0 else -0.01, 1.45)  # room for the legend above 1
+        self.bars.set_y_range(lo - 0.05 if lo < 0 else -0.01, 1.05)  # the labels above 1 get room of their own
         self.table.show_properties(r.properties, alpha)
         self.notes.setText("\n".join(self.notes_for(r)))

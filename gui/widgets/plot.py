@@ -6,12 +6,15 @@ import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from PySide6.QtCore import QPointF, Signal
+from PySide6.QtCore import QPointF, Qt, Signal
+from PySide6.QtGui import QBrush
 
 from gui import theme as themes
 from gui.format import fmt
 from gui.model.texts import tr
 from gui.qt import pg
+from gui.widgets import bar_labels, legends
+from gui.widgets.ticks import FittedAxis
 
 
 def style_current(theme: themes.Theme, marker, now_line) -> None:
@@ -32,6 +35,22 @@ class StaticSample(pg.ItemSample):
         event.ignore()
 
 
+class ToggleSample(pg.ItemSample):
+    """A legend swatch whose click asks the item's owner to switch it (``item.legend_clicked()``).
+
+    The owner changes its model; the model's change redraws the plot, so
+    what is drawn still follows the state.
+    """
+
+    def mouseClickEvent(self, event) -> None:
+        callback = getattr(self.item, "legend_clicked", None)
+        if event.button() != Qt.MouseButton.LeftButton or callback is None:
+            event.ignore()
+            return
+        event.accept()
+        callback()
+
+
 class Plot(pg.PlotWidget):
     """A PlotWidget that follows the app theme and reports hover values.
 
@@ -50,7 +69,7 @@ class Plot(pg.PlotWidget):
     hovered = Signal(str)
 
     def __init__(self, title: str, *, x_label: str = "", y_label: str = "", parent=None):
-        super().__init__(parent=parent)
+        super().__init__(parent=parent, axisItems={"left": FittedAxis("left"), "bottom": FittedAxis("bottom")})
         self._title = title
         self._x_label = x_label
         self._y_label = y_label
@@ -79,6 +98,7 @@ class Plot(pg.PlotWidget):
         self.setBackground(theme.background)
         item = self.getPlotItem()
         item.setTitle(self._title, color=theme.foreground, size="11pt")
+        self._fit_title()
         for name in ("left", "bottom"):
             axis = item.getAxis(name)
             axis.setPen(pg.mkPen(theme.muted))
@@ -92,14 +112,46 @@ class Plot(pg.PlotWidget):
             legend.setLabelTextColor(theme.foreground)
         self.theme_changed(theme)
 
-    def add_legend(self, **kwargs) -> pg.LegendItem:
-        """A legend whose swatches cannot hide curves (see StaticSample)."""
-        return self.getPlotItem().addLegend(sampleType=StaticSample, **kwargs)
+    def add_legend(self, *, outside: bool = False, **kwargs) -> pg.LegendItem:
+        """A legend whose swatches cannot hide curves (see StaticSample).
+
+        ``outside`` puts it in a row of its own between the title and the
+        plot, where it can never cover data, with as many of its
+        ``colCount`` columns as the width allows; otherwise it floats inside
+        the plot (see :func:`gui.widgets.legends.float_legend`).
+        """
+        kwargs.setdefault("sampleType", StaticSample)
+        item = self.getPlotItem()
+        if not outside:
+            return legends.float_legend(item, **kwargs)
+        legend = legends.outside_legend(item, **kwargs)
+        self._outside_legend = (legend, legend.columnCount)
+        return legend
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        if getattr(self, "plotItem", None) is not None and hasattr(self, "_title"):
+            self._fit_title()  # before the base class sizes the plot item to the widget
+            self.fit_legend()
+        super().resizeEvent(event)
+
+    def _room(self) -> float:
+        """The width of the plot's own column (the title and an outside legend span it), in pixels."""
+        return self.width() - self.getPlotItem().getAxis("left").width() - 24
+
+    def _fit_title(self) -> None:
+        legends.elide_title(self.getPlotItem().titleLabel, self._title, self._room())
+
+    def fit_legend(self) -> None:
+        """Give an outside legend as many of its columns as fit the plot's width (fewer rows first)."""
+        legend, most = getattr(self, "_outside_legend", (None, 1))
+        if legend is not None:
+            legends.fit_columns(legend, most, self._room())
 
     def set_title(self, title: str) -> None:
         if title != self._title:
             self._title = title
             self.getPlotItem().setTitle(title, color=themes.current().foreground, size="11pt")
+            self._fit_title()
 
     def theme_changed(self, theme: themes.Theme) -> None:
         """Restyle data items; subclasses override."""
@@ -117,47 +169,75 @@ class Plot(pg.PlotWidget):
 
 
 class BarChart(Plot):
-    """Grouped bars over categories, created once and updated in place.
+    """Grouped bars over categories, created once and updated in place, their values written on them.
 
     ``series`` names each group of bars with the theme colour it uses (a
     role such as "accent" or "secondary", or an index into the theme's
-    categorical colours).  With ``value_labels`` the first series gets its
-    percentages written on top.  ``y_range`` is fixed (weights live in 0..1);
-    :meth:`set_y_range` moves it when negative values must show.
+    categorical colours).  With ``value_labels`` every shown series gets its
+    values written past the end of each bar (percent when ``percent``, else
+    three significant digits), laid out in pixels by
+    :mod:`gui.widgets.bar_labels` again after every resize or range change,
+    so crowded labels thin out instead of overlapping.  NaN and ±inf are
+    drawn as hatched placeholders reaching the edge of the range, tagged
+    "NaN", "÷0" (see ``nan_tags`` in :meth:`set_data`), "∞" or "−∞", and the
+    hover text says so.  ``y_range`` is fixed (weights live in 0..1);
+    :meth:`set_y_range` moves it when negative values must show.  Several
+    series get a legend above the plot, never on the bars; ``clickable_legend``
+    makes a click on a swatch emit :attr:`seriesClicked` (the view decides,
+    through its model, what is shown: :meth:`set_shown`).
     """
+
+    seriesClicked = Signal(int)
 
     def __init__(self, title: str, series: Sequence[tuple[str, str | int]], *, y_label: str = "",
                  y_range: tuple[float, float] = (-0.01, 1.12), value_labels: bool = True,
-                 legend_columns: int = 1, value_name: str = "α", percent: bool = True, parent=None):
+                 legend_columns: int = 1, value_name: str = "α", percent: bool = True,
+                 clickable_legend: bool = False, parent=None):
         self._series = list(series)
-        k = len(self._series)
-        self._width = 0.8 / k
-        self._offsets = [(i - (k - 1) / 2) * self._width for i in range(k)]
+        self._shown = [True] * len(self._series)
         self._labels: tuple[str, ...] = ()
-        self._heights: list[np.ndarray] = [np.zeros(0)] * k
+        self._heights: list[np.ndarray] = [np.zeros(0)] * len(self._series)
+        self._nan_tags: dict[int, str] = {}
         self._bars: list[pg.BarGraphItem] = []
-        self._texts: list[pg.TextItem] = []
+        self._holes: list[pg.BarGraphItem] = []  # the placeholders of NaN and ±inf, one item per series
         self._value_labels = value_labels
         self._value_name = value_name
         self._percent = percent
         self._legend_columns = legend_columns
+        self._clickable = clickable_legend
+        self._y_range = self._shown_range = y_range
+        self._laying_out = False
         super().__init__(title, y_label=y_label, parent=parent)
         self.set_y_range(*y_range)
         self.describe = self._describe_bar
+        vb = self.getPlotItem().getViewBox()
+        vb.sigResized.connect(self._layout_labels)
+        vb.sigRangeChanged.connect(self._layout_labels)
 
     def create_items(self, item: pg.PlotItem) -> None:
         super().create_items(item)
+        self.values = bar_labels.ValueLabels(item)
         if len(self._series) > 1:
-            self.add_legend(offset=(-10, 10), colCount=self._legend_columns)
-        for name, _role in self._series:
-            bar = pg.BarGraphItem(x=np.zeros(0), height=np.zeros(0), width=self._width, name=name)
+            self.add_legend(outside=True, colCount=self._legend_columns,
+                            sampleType=ToggleSample if self._clickable else StaticSample)
+        for i, (name, _role) in enumerate(self._series):
+            bar = pg.BarGraphItem(x=np.zeros(0), height=np.zeros(0), width=0.8, name=name)
+            bar.legend_clicked = lambda i=i: self.seriesClicked.emit(i)
             item.addItem(bar)  # a named item joins the legend by itself
             self._bars.append(bar)
+            hole = pg.BarGraphItem(x=np.zeros(0), height=np.zeros(0), width=0.8)
+            item.addItem(hole)
+            self._holes.append(hole)
         item.setMouseEnabled(x=False, y=False)
         item.getAxis("bottom").setStyle(tickTextOffset=6)
 
+    # -- state ------------------------------------------------------------------
     def set_y_range(self, lo: float, hi: float) -> None:
+        """The data range the plot must show; value labels may widen it by the pixels they need."""
+        self._y_range = (lo, hi)
+        self._shown_range = (lo, hi)
         self.getPlotItem().setYRange(lo, hi, padding=0)
+        self._layout_labels()
 
     def set_series_name(self, index: int, name: str) -> None:
         if self._series[index][0] == name:
@@ -166,6 +246,141 @@ class BarChart(Plot):
         legend = self.getPlotItem().legend
         if legend is not None:
             legend.items[index][1].setText(name, color=themes.current().foreground)
+            self.fit_legend()
+
+    def set_shown(self, shown: Sequence[bool]) -> None:
+        """Which series are drawn (the legend keeps every entry; a hidden one shows a crossed eye)."""
+        shown = [bool(s) for s in shown]
+        if shown != self._shown:
+            self._shown = shown
+            self._make_texts()
+            self._place_bars()
+
+    @property
+    def shown(self) -> list[bool]:
+        return list(self._shown)
+
+    def set_data(self, labels: Sequence[str], heights: Sequence[np.ndarray], *,
+                 nan_tags: dict[int, str] | None = None) -> None:
+        """New bars; ``nan_tags`` maps a series index to the tag of its NaN values ("nan" or "div0")."""
+        labels = tuple(labels)
+        self._heights = [np.asarray(h, dtype=float) for h in heights]
+        self._nan_tags = dict(nan_tags or {})
+        self._make_texts()  # before the range moves: its signal lays the labels out
+        if labels != self._labels:
+            self._labels = labels
+            self.getPlotItem().getAxis("bottom").setTicks([list(enumerate(labels))])
+            self.getPlotItem().setXRange(-0.6, len(labels) - 0.4, padding=0)
+        self._place_bars()
+
+    @property
+    def heights(self) -> list[np.ndarray]:
+        """The heights the bars hold now, one array per series (for tests); undefined values hold 0."""
+        return [np.asarray(b.opts["height"], dtype=float) for b in self._bars]
+
+    def value_texts(self, series: int | None = None, *, visible_only: bool = False) -> list[str]:
+        """The value labels' texts (of one series, or all), in category order."""
+        return [t.toPlainText() for s, _i, t in self.values.items()
+                if (series is None or s == series) and (t.isVisible() or not visible_only)]
+
+    def placeholders(self) -> list[tuple[int, int, str]]:
+        """(series, category, tag) of every drawn placeholder: tag "nan", "div0", "inf" or "neg_inf"."""
+        out = []
+        for s, h in enumerate(self._heights):
+            if self._shown[s]:
+                out += [(s, int(i), self._tag(s, h[i])) for i in np.flatnonzero(~np.isfinite(h))]
+        return out
+
+    # -- drawing ------------------------------------------------------------------
+    def _geometry(self) -> tuple[float, dict[int, float]]:
+        """The bar width and each shown series' offset from its category's centre."""
+        shown = [s for s, on in enumerate(self._shown) if on]
+        width = 0.8 / max(len(shown), 1)
+        return width, {s: (r - (len(shown) - 1) / 2) * width for r, s in enumerate(shown)}
+
+    def _tag(self, series: int, v: float) -> str:
+        if np.isnan(v):
+            return self._nan_tags.get(series, "nan")
+        return "inf" if v > 0 else "neg_inf"
+
+    def _place_bars(self) -> None:
+        width, offsets = self._geometry()
+        x = np.arange(len(self._labels), dtype=float)
+        for s, (bar, h) in enumerate(zip(self._bars, self._heights)):
+            bar.setVisible(self._shown[s])
+            ok = np.isfinite(h)
+            bar.setOpts(x=x[: h.size] + offsets.get(s, 0.0), height=np.where(ok, h, 0.0), width=width)
+        self._place_holes()
+        self._layout_labels()
+
+    def _place_holes(self) -> None:
+        if not self._holes:
+            return
+        width, offsets = self._geometry()
+        lo, hi = self._shown_range
+        for s, (hole, h) in enumerate(zip(self._holes, self._heights)):
+            bad = np.flatnonzero(~np.isfinite(h)) if self._shown[s] else np.zeros(0, dtype=int)
+            tops = np.where(np.isneginf(h[bad]), lo, hi)
+            hole.setOpts(x=bad + offsets.get(s, 0.0), height=tops, width=width)
+            hole.setVisible(bad.size > 0)
+
+    def _bars_now(self) -> bar_labels.Bars:
+        width, offsets = self._geometry()
+        return bar_labels.Bars(self._heights, self._shown, offsets, width, self._shown_range)
+
+    def _make_texts(self) -> None:
+        """One label per shown bar (the values, if ``value_labels``) and per placeholder (its tag)."""
+        keys, texts = [], []
+        decimals = bar_labels.decimals_for(np.concatenate(
+            [h for s, h in enumerate(self._heights) if self._shown[s]] or [np.zeros(0)]))
+        for s, h in enumerate(self._heights):
+            if not self._shown[s]:
+                continue
+            for i, v in enumerate(h):
+                if np.isfinite(v) and self._value_labels:
+                    keys.append((s, i))
+                    texts.append(bar_labels.value_text(v, self._percent, decimals))
+                elif not np.isfinite(v):
+                    keys.append((s, i))
+                    texts.append(tr(f"plot.undefined.{self._tag(s, v)}"))
+        self.values.set_texts(keys, texts)
+
+    def _layout_labels(self, *_args) -> None:
+        """Make room for the value labels above and below the bars, then place them (in pixels)."""
+        if self._laying_out or not hasattr(self, "values"):
+            return
+        self._laying_out = True
+        try:
+            self._fit_y_range()
+            self._place_holes()
+            theme = themes.current()
+            self.values.layout(self._bars_now(), [themes.colour(theme, r) for _n, r in self._series],
+                               theme.foreground)
+        finally:
+            self._laying_out = False
+
+    def _fit_y_range(self) -> None:
+        lo, hi = self._y_range
+        vb = self.getPlotItem().getViewBox()
+        (x0, x1), _ = vb.viewRange()
+        bars = self._bars_now()
+        ends = [v for s, h in enumerate(self._heights) if self._shown[s] for v in h[np.isfinite(h)]]
+        if ends and self._value_labels and vb.height() > 0 and x1 > x0:
+            up, down = self.values.headroom(bars, vb.width() / (x1 - x0))
+            lo, hi = bar_labels.fit_range(lo, hi, max(max(ends), 0.0), min(min(ends), 0.0), vb.height(),
+                                          up if max(ends) > 0 else 0.0, down if min(ends) < 0 else 0.0)
+        self._shown_range = (lo, hi)
+        if tuple(vb.viewRange()[1]) != (lo, hi):
+            vb.setYRange(lo, hi, padding=0)
+
+    def theme_changed(self, theme: themes.Theme) -> None:
+        for bar, hole, (_name, role) in zip(self._bars, self._holes, self._series):
+            c = themes.colour(theme, role)
+            bar.setOpts(brush=pg.mkBrush(c), pen=pg.mkPen(theme.background, width=1))
+            hatch = QBrush(pg.mkColor(c), Qt.BrushStyle.BDiagPattern)
+            hole.setOpts(brush=hatch, pen=pg.mkPen(c, width=1.5, style=Qt.PenStyle.DashLine))
+        self._style_legend(theme)
+        self._layout_labels()
 
     def _style_legend(self, theme: themes.Theme) -> None:
         legend = self.getPlotItem().legend
@@ -174,58 +389,23 @@ class BarChart(Plot):
         for (_sample, label), (name, _role) in zip(legend.items, self._series):
             label.setText(name, color=theme.foreground)
 
-    def set_data(self, labels: Sequence[str], heights: Sequence[np.ndarray]) -> None:
-        labels = tuple(labels)
-        n = len(labels)
-        x = np.arange(n, dtype=float)
-        self._heights = [np.asarray(h, dtype=float) for h in heights]
-        for bar, off, h in zip(self._bars, self._offsets, self._heights):
-            bar.setOpts(x=x + off, height=np.nan_to_num(h, nan=0.0), width=self._width)
-        if labels != self._labels:
-            self._labels = labels
-            self.getPlotItem().getAxis("bottom").setTicks([list(enumerate(labels))])
-            self.getPlotItem().setXRange(-0.6, n - 0.4, padding=0)
-            self._make_texts(n if self._value_labels else 0)
-        first = self._heights[0]
-        for i, text in enumerate(self._texts):
-            v = first[i]
-            text.setText("NaN" if np.isnan(v) else f"{100 * v:.1f}%")
-            text.setPos(i + self._offsets[0], 0.0 if np.isnan(v) else float(v))
-
-    @property
-    def heights(self) -> list[np.ndarray]:
-        """The heights the bars hold now, one array per series (for tests)."""
-        return [np.asarray(b.opts["height"], dtype=float) for b in self._bars]
-
-    def _make_texts(self, n: int) -> None:
-        item = self.getPlotItem()
-        for t in self._texts:
-            item.removeItem(t)
-        theme = themes.current()
-        self._texts = [pg.TextItem(color=theme.foreground, anchor=(0.5, 1.0)) for _ in range(n)]
-        for t in self._texts:
-            item.addItem(t)
-
-    def theme_changed(self, theme: themes.Theme) -> None:
-        for bar, (_name, role) in zip(self._bars, self._series):
-            c = themes.colour(theme, role)
-            bar.setOpts(brush=pg.mkBrush(c), pen=pg.mkPen(theme.background, width=1))
-        for t in self._texts:
-            t.setColor(theme.foreground)
-        self._style_legend(theme)
-
     def _describe_bar(self, x: float, y: float) -> str:
         n = len(self._labels)
         i = int(round(x))
         if not 0 <= i < n:
             return ""
         parts = []
-        for (name, _role), h in zip(self._series, self._heights):
+        for s, ((name, _role), h) in enumerate(zip(self._series, self._heights)):
+            if not self._shown[s] or i >= h.size:
+                continue
             v = h[i]
             prefix = self._value_name if len(self._series) == 1 else f"{name}: {self._value_name}"
+            if not np.isfinite(v):
+                parts.append(f"{prefix} = {tr('plot.undefined.' + self._tag(s, v) + '.hover')}")
+                continue
             text = f"{prefix} = {fmt(v)}"
             if self._percent:
-                text += " (NaN)" if np.isnan(v) else f" ({100 * v:.2f}%)"
+                text += f" ({100 * v:.2f}%)"
             parts.append(text)
         return f"{self._labels[i]} — " + "; ".join(parts)
 

@@ -3,12 +3,25 @@
 Each function returns ``[(position, text), ...]`` for ``AxisItem.setTicks([ticks])``.
 Category ``i`` sits at ``i + offset``: 0.5 for heatmap cells (cell ``i``
 spans ``i..i+1``), 0 for bars centred on ``i``.
+
+Fixed ticks are thinned to what fits in pixels by :class:`FittedAxis` (every
+:class:`gui.widgets.plot.Plot` uses it for its left and bottom axes): pyqtgraph
+draws every fixed tick's text however crowded, and its axes cannot rotate
+text, so at n = 24 token labels used to run into each other.  The rule,
+:func:`thin_ticks`, keeps every k-th label for the smallest k at which no
+two kept labels overlap, measured with the axis's own font; it is
+re-applied whenever the axis is redrawn (resize, range change, new ticks).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+
+from gui.qt import pg
+
+#: Pixels left free between two neighbouring tick labels.
+LABEL_GAP = 6.0
 
 #: Categories keep their labels up to this many; numbered ticks for each up to :data:`MAX_NUMBERED`.
 MAX_LABELLED = 40
@@ -69,3 +82,77 @@ def decade_ticks(lo: float, hi: float) -> Ticks:
             if lo * (1 - 1e-9) <= v <= hi * (1 + 1e-9):
                 out.append((math.log10(v), f"{v:g}"))
     return out
+
+
+def stride_that_fits(positions: Sequence[float], extents: Sequence[float], scale: float,
+                     gap: float = LABEL_GAP) -> int:
+    """The smallest k such that every k-th label (from the first) clears its kept neighbour.
+
+    ``positions`` are the ticks' data positions in increasing order,
+    ``extents`` each label's size along the axis in pixels, ``scale`` the
+    pixels per data unit.  Two kept labels ``a`` and ``b`` fit when their
+    centres are at least ``(extent_a + extent_b) / 2 + gap`` pixels apart.
+    """
+    n = len(positions)
+    for k in range(1, max(n, 1) + 1):
+        if all(abs(positions[i + k] - positions[i]) * scale >= (extents[i] + extents[i + k]) / 2 + gap
+               for i in range(0, n - k, k)):
+            return k
+    return max(n, 1)
+
+
+def thin_ticks(ticks: Ticks, extents: Sequence[float], scale: float, gap: float = LABEL_GAP) -> Ticks:
+    """``ticks`` (sorted by position) thinned to every k-th one, k from :func:`stride_that_fits`."""
+    k = stride_that_fits([t[0] for t in ticks], extents, scale, gap)
+    return list(ticks[::k])
+
+
+class FittedAxis(pg.AxisItem):
+    """An AxisItem whose fixed ticks are thinned until their labels do not overlap.
+
+    Ticks given with ``setTicks`` are kept whole; each time pyqtgraph lays
+    the axis out (a resize or range change redraws it) the first level is
+    thinned with :func:`thin_ticks`, measuring each label as pyqtgraph will
+    draw it.  Automatic ticks (no ``setTicks``) are pyqtgraph's own, which
+    already space themselves.
+    """
+
+    def __init__(self, orientation: str, **kwargs):
+        self._all_ticks: list | None = None
+        super().__init__(orientation, **kwargs)
+
+    def setTicks(self, ticks=None) -> None:  # noqa: N802 - pyqtgraph's name
+        self._all_ticks = None if ticks is None else [list(level) for level in ticks]
+        super().setTicks(ticks)
+
+    @property
+    def all_ticks(self) -> list:
+        """The ticks as set, before thinning (empty for automatic ticks)."""
+        return [list(level) for level in self._all_ticks or []]
+
+    def generateDrawSpecs(self, p):  # noqa: N802 - pyqtgraph's name
+        if self._all_ticks:
+            self._tickLevels = self._thinned(p)
+        return super().generateDrawSpecs(p)
+
+    def _thinned(self, p) -> list:
+        first, *rest = self._all_ticks
+        lo, hi = self.range
+        bounds = self.mapRectFromParent(self.geometry())
+        vertical = self.orientation in ("left", "right")
+        length = bounds.height() if vertical else bounds.width()
+        if not first or hi == lo or length <= 0:
+            return [first, *rest]
+        if self.style["tickFont"] is not None:
+            p.setFont(self.style["tickFont"])
+        scale = length / abs(hi - lo)
+        kept, extents = [], []
+        for pos, text in sorted(first, key=lambda t: t[0]):
+            # measured as pyqtgraph's generateDrawSpecs measures it (height shrunk by 0.8 there)
+            br = p.boundingRect(pg.QtCore.QRectF(0, 0, 100, 100), pg.QtCore.Qt.AlignmentFlag.AlignCenter, str(text))
+            extent = br.height() * 0.8 if vertical else br.width()
+            # pyqtgraph drops a label that runs past the axis's ends: leave it out before counting strides
+            if min(abs(pos - lo), abs(hi - pos)) * scale + 1.0 >= extent / 2:
+                kept.append((pos, text))
+                extents.append(extent)
+        return [thin_ticks(kept, extents, scale), *rest]

@@ -31,8 +31,8 @@ def test_typed_temperatures_show_the_articles_percentages(qtbot, view, lab, t, p
     at_t, at_1 = view.bars.heights
     assert np.round(100 * at_t, 1).tolist() == percent
     assert np.round(100 * at_1, 1).tolist() == [86.5, 10.6, 2.9]
-    labels = [text.toPlainText() for text in view.bars._texts]
-    assert labels == [f"{p:.1f}%" for p in percent]
+    assert view.bars.value_texts(0) == [f"{p:.1f}%" for p in percent]
+    assert view.bars.value_texts(1) == ["86.5%", "10.6%", "2.9%"]
 
 
 def test_dragging_the_temperature_slider_redraws_live(qtbot, view, lab):

@@ -47,8 +47,7 @@ class RowPanel:
 
     def __init__(self):
         self.auto_levels = False
-        self.bars = BarChart(tr("attention.row.title", label="1"), [("α", "accent")], value_labels=False,
-                             value_name="α")
+        self.bars = BarChart(tr("attention.row.title", label="1"), [("α", "accent")], value_name="α")
         self.steps = StepTable()
 
     def show(self, r: AttentionResult) -> None:

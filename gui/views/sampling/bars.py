@@ -23,10 +23,11 @@ def stage_text(code: int) -> str:
 
 
 class FitBars(BarChart):
-    """Grouped bars without value labels; the y range fits the tallest bar."""
+    """Grouped bars (without value labels unless asked for); the y range fits the tallest bar."""
 
     def __init__(self, title: str, series, **kwargs):
-        super().__init__(title, series, value_labels=False, **kwargs)
+        kwargs.setdefault("value_labels", False)
+        super().__init__(title, series, **kwargs)
 
     def show_bars(self, labels: Sequence[str], heights: Sequence[np.ndarray]) -> None:
         self.set_data(labels, heights)
@@ -60,7 +61,7 @@ class TokenPlot(StageBars):
     def __init__(self):
         super().__init__(tr("sampling.bars.title"), [(tr("sampling.bars.before"), "secondary"),
                                                      (tr("sampling.bars.after"), "accent")],
-                         y_label=tr("sampling.bars.y"))
+                         y_label=tr("sampling.bars.y"), value_labels=True)
 
     def show_result(self, r: SamplingResult) -> None:
         ids = r.shown

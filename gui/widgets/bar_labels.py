@@ -1,0 +1,287 @@
+"""Where a bar chart's value labels go: above or below each bar, or inside it, or nowhere.
+
+The rule works in pixels, so it is re-run whenever the plot is resized or
+its range moves (:class:`gui.widgets.plot.BarChart` does that):
+
+* One orientation for the whole chart: labels read horizontally when the
+  widest one fits the room a bar has (its own width in a grouped chart, the
+  category pitch for a single series), else they are turned upright.
+* Each label sits just past the end of its bar: above a positive bar,
+  below a negative one.  When that would leave the plot, it goes inside
+  the bar's end instead, if the bar is long enough in pixels.
+* Labels are placed greedily, undefined-value tags first, then by the
+  size of the value: a label that would overlap one already placed, or
+  another bar, is left out.  So with many or narrow bars the labels thin
+  out rather than overlap, and the tallest bars keep theirs.
+
+:func:`place` is plain NumPy; :class:`ValueLabels` measures the texts,
+calls it and moves the chart's text items.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from PySide6.QtGui import QFont, QFontMetricsF
+from PySide6.QtWidgets import QApplication
+
+from gui.qt import pg
+
+#: Labels are made for at most this many bars; beyond, none would fit anyway.
+MAX_LABELLED_BARS = 240
+#: Pixels kept free around a label (and between a label and its bar).
+PAD = 1.0
+
+OUTSIDE, INSIDE, HIDDEN = 0, 1, 2
+
+
+def decimals_for(values: np.ndarray) -> int:
+    """Decimals that give the largest finite value three significant digits (0 to 8)."""
+    v = np.abs(np.asarray(values, dtype=float))
+    v = v[np.isfinite(v) & (v > 0)]
+    if not v.size:
+        return 0
+    return int(np.clip(2 - math.floor(math.log10(float(v.max()))), 0, 8))
+
+
+def value_text(v: float, percent: bool, decimals: int = 3) -> str:
+    """A bar's label: one-decimal percent for weights, else ``decimals`` fixed decimals.
+
+    Exact zeros read "0%" / "0" (sparsemax's zeros are exact); NaN and
+    ±inf read "NaN", "∞", "−∞".
+    """
+    if not math.isfinite(v):
+        return "NaN" if math.isnan(v) else ("∞" if v > 0 else "−∞")
+    if v == 0:
+        return "0%" if percent else "0"
+    return f"{100 * v:.1f}%" if percent else f"{v:.{decimals}f}"
+
+
+@dataclass(frozen=True)
+class Placement:
+    """For each label: where it went (OUTSIDE, INSIDE or HIDDEN), and whether labels read upright."""
+
+    where: np.ndarray
+    upright: bool
+    rects: np.ndarray  # (k, 4) pixel rects x0, y0, x1, y1 (y down) of the labels, HIDDEN ones included
+
+
+def _overlaps(rect: np.ndarray, others: np.ndarray) -> np.ndarray:
+    if not len(others):
+        return np.zeros(0, dtype=bool)
+    return ((others[:, 0] < rect[2]) & (rect[0] < others[:, 2])
+            & (others[:, 1] < rect[3]) & (rect[1] < others[:, 3]))
+
+
+def upright(width: np.ndarray, slot: float) -> bool:
+    """Whether labels of these text widths must stand upright to fit ``slot`` pixels across."""
+    return bool(np.max(width, initial=0.0) + 2 * PAD > slot)
+
+
+def place(x: np.ndarray, end: np.ndarray, base: np.ndarray, width: np.ndarray, height: np.ndarray,
+          *, slot: float, bar_width: float, plot_height: float, priority: np.ndarray, bars: np.ndarray,
+          own_bar: np.ndarray, force_inside: np.ndarray | None = None) -> Placement:
+    """Choose each label's place, all in pixels (y grows downwards, the plot spans 0..plot_height).
+
+    ``x`` is the label's bar centre, ``end`` the pixel y of the bar's far end
+    (its top when positive), ``base`` that of its base (the zero line);
+    ``width``/``height`` the label's text size read horizontally.  ``slot``
+    is the room a bar has across, ``bar_width`` its own width (a label
+    goes inside only when it fits that).  ``bars`` holds every bar's rect
+    (x0, y0, x1, y1) and ``own_bar[k]`` the row of label k's bar there (-1
+    for none).  Higher ``priority`` is placed first.  ``force_inside``
+    marks labels that belong inside their bar (undefined-value tags).
+    """
+    k = len(x)
+    where = np.full(k, HIDDEN, dtype=np.int8)
+    rects = np.zeros((k, 4))
+    if k == 0:
+        return Placement(where, False, rects)
+    inside_only = np.zeros(k, dtype=bool) if force_inside is None else np.asarray(force_inside, dtype=bool)
+    turned = upright(width, slot)
+    across = height if turned else width  # the label's size across the bar
+    along = width if turned else height  # and along it
+    down = end > base  # negative bars grow downwards on screen
+    sign = np.where(down, 1.0, -1.0)
+    placed = np.zeros((0, 4))
+    for i in np.argsort(-priority, kind="stable"):
+        half = across[i] / 2 + PAD
+        length = along[i] + 2 * PAD
+        options = (INSIDE,) if inside_only[i] else (OUTSIDE, INSIDE)
+        for option in options:
+            if option == OUTSIDE:
+                y0, y1 = sorted((end[i], end[i] + sign[i] * length))
+            else:
+                if abs(end[i] - base[i]) < length or 2 * half > bar_width:
+                    continue  # the bar is too short or too narrow to hold its label
+                y0, y1 = sorted((end[i], end[i] - sign[i] * length))
+            if y0 < 0 or y1 > plot_height:
+                continue
+            rect = np.array([x[i] - half, y0, x[i] + half, y1])
+            hits = _overlaps(rect, bars)
+            if own_bar[i] >= 0:
+                hits[own_bar[i]] = False
+            if hits.any() or _overlaps(rect, placed).any():
+                continue
+            where[i] = option
+            rects[i] = rect
+            placed = np.vstack([placed, rect])
+            break
+    return Placement(where, turned, rects)
+
+
+#: Bar values are written at least this large (points).
+VALUE_POINT_SIZE = 9.0
+
+
+def value_font() -> QFont:
+    """The font of bar values: the application's, at least VALUE_POINT_SIZE points."""
+    font = QFont(QApplication.font())
+    font.setPointSizeF(max(font.pointSizeF(), VALUE_POINT_SIZE))
+    return font
+
+
+@dataclass(frozen=True)
+class Bars:
+    """What a bar chart draws now: heights per series (NaN/±inf kept), which are shown, where."""
+
+    heights: list[np.ndarray]
+    shown: list[bool]
+    offsets: dict[int, float]  # shown series -> offset of its bars from the category centre
+    width: float
+    y_range: tuple[float, float]
+
+    def end(self, v: float) -> float:
+        """Where a bar of value ``v`` ends: ``v``, or the edge of the range for a placeholder."""
+        if np.isfinite(v):
+            return float(v)
+        return self.y_range[0] if np.isneginf(v) else self.y_range[1]
+
+
+class ValueLabels:
+    """The text items of a bar chart's labels, one per (series, category), laid out by :func:`place`."""
+
+    def __init__(self, item):
+        self._item = item
+        self._texts: list = []
+        self._keys: list[tuple[int, int]] = []
+        self._font = value_font()
+        self._metrics = QFontMetricsF(self._font)
+
+    def set_texts(self, keys: list[tuple[int, int]], texts: list[str]) -> None:
+        """Label (series, category) ``keys[k]`` with ``texts[k]``; at most MAX_LABELLED_BARS values."""
+        if len(keys) > MAX_LABELLED_BARS:  # keep only the placeholders' tags
+            kept = [k for k, t in enumerate(texts) if not _is_number(t)]
+            keys, texts = [keys[k] for k in kept], [texts[k] for k in kept]
+        while len(self._texts) < len(keys):
+            text = pg.TextItem()
+            text.textItem.document().setDocumentMargin(0)
+            text.setFont(self._font)
+            text.setZValue(20)
+            self._item.addItem(text, ignoreBounds=True)
+            self._texts.append(text)
+        for k, text in enumerate(self._texts):
+            if k < len(keys):
+                if text.toPlainText() != texts[k]:
+                    text.setText(texts[k])
+            else:
+                text.setVisible(False)
+        self._keys = list(keys)
+
+    def items(self) -> list[tuple[int, int, object]]:
+        """(series, category, text item) of every current label."""
+        return [(s, i, t) for (s, i), t in zip(self._keys, self._texts)]
+
+    def _slot(self, bars: Bars, sx: float) -> float:
+        return sx * (1.0 if sum(bars.shown) <= 1 else bars.width)
+
+    def headroom(self, bars: Bars, sx: float) -> tuple[float, float]:
+        """Pixels the value labels need past the highest and below the lowest bar."""
+        values = [(bars.heights[s][i], t.toPlainText()) for (s, i), t in zip(self._keys, self._texts)
+                  if np.isfinite(bars.heights[s][i])]
+        if not values:
+            return 0.0, 0.0
+        widths = np.array([self._metrics.horizontalAdvance(t) for _v, t in values])
+        turned = upright(widths, self._slot(bars, sx))
+        along = widths if turned else np.full(len(values), self._metrics.height())
+        v = np.array([v for v, _t in values])
+        up, down = along[v >= 0], along[v < 0]
+        return (float(up.max()) + 2 * PAD if up.size else 0.0), (float(down.max()) + 2 * PAD if down.size else 0.0)
+
+    def layout(self, bars: Bars, fills: list[str], foreground: str) -> None:
+        """Place, turn, colour and show or hide every label for the plot's current pixels."""
+        n = len(self._keys)
+        if n == 0:
+            return
+        vb = self._item.getViewBox()
+        (x0, x1), (y0, y1) = vb.viewRange()
+        w_px, h_px = vb.width(), vb.height()
+        if w_px <= 0 or h_px <= 0 or x1 == x0 or y1 == y0:
+            return
+        sx, sy = w_px / (x1 - x0), h_px / (y1 - y0)
+        half = bars.width / 2
+        rects, rows = [], {}
+        for s, h in enumerate(bars.heights):
+            if not bars.shown[s]:
+                continue
+            for i, v in enumerate(h):
+                xc = i + bars.offsets[s]
+                ya, yb = sorted(((y1 - bars.end(v)) * sy, y1 * sy))
+                if yb - ya >= 1:
+                    rows[(s, i)] = len(rects)
+                    rects.append(((xc - half - x0) * sx, ya, (xc + half - x0) * sx, yb))
+        x, end, width, prio = (np.zeros(n) for _ in range(4))
+        finite = np.zeros(n, dtype=bool)
+        own = np.full(n, -1, dtype=int)
+        for k, ((s, i), text) in enumerate(zip(self._keys, self._texts)):
+            v = bars.heights[s][i]
+            finite[k] = np.isfinite(v)
+            x[k] = (i + bars.offsets[s] - x0) * sx
+            end[k] = (y1 - bars.end(v)) * sy
+            width[k] = self._metrics.horizontalAdvance(text.toPlainText())
+            prio[k] = abs(v) if finite[k] else np.inf
+            own[k] = rows.get((s, i), -1)
+        result = place(x, end, np.full(n, y1 * sy), width, np.full(n, self._metrics.height()),
+                       slot=self._slot(bars, sx), bar_width=bars.width * sx, plot_height=h_px, priority=prio, bars=np.array(rects).reshape(-1, 4),
+                       own_bar=own, force_inside=~finite)
+        for k, ((s, i), text) in enumerate(zip(self._keys, self._texts)):
+            where = result.where[k]
+            text.setVisible(bool(where != HIDDEN))
+            if where == HIDDEN:
+                continue
+            top = bars.end(bars.heights[s][i])
+            up = (where == OUTSIDE) == (top >= 0)  # the text runs upwards from the bar's end
+            text.setAngle(90 if result.upright else 0)
+            if result.upright:
+                text.setAnchor((0.0, 0.5) if up else (1.0, 0.5))
+            else:
+                text.setAnchor((0.5, 1.0) if up else (0.5, 0.0))
+            text.setPos(i + bars.offsets[s], top + (PAD / sy if up else -PAD / sy))
+            if where == INSIDE and finite[k]:
+                fill = pg.mkColor(fills[s])
+                text.setColor("#111111" if fill.lightness() > 140 else "#f5f5f5")
+            else:
+                text.setColor(foreground)
+
+
+def _is_number(text: str) -> bool:
+    return text[:1].isdigit() or (text[:1] == "-" and text[1:2].isdigit())
+
+
+def fit_range(lo: float, hi: float, top: float, bottom: float, pixels: float,
+              room_top: float, room_bottom: float) -> tuple[float, float]:
+    """A y range holding ``lo..hi`` that leaves ``room_top`` pixels above ``top`` and ``room_bottom`` below ``bottom``.
+
+    ``top``/``bottom`` are the highest and lowest bar ends; the rooms are
+    capped so the bars keep at least half of the ``pixels``.
+    """
+    scale = min(1.0, 0.5 * pixels / max(room_top + room_bottom, 1e-9))
+    room_top, room_bottom = room_top * scale, room_bottom * scale
+    new_lo, new_hi = lo, hi
+    for _ in range(8):  # a fixed point: the rooms are in pixels, the range in data units
+        per_pixel = (new_hi - new_lo) / pixels
+        new_hi = max(hi, top + room_top * per_pixel)
+        new_lo = min(lo, bottom - room_bottom * per_pixel)
+    return new_lo, new_hi
