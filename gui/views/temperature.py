@@ -95,6 +95,6 @@ class TemperatureView(BaseView):
         if r.ratio is None:
             self.readouts["readout.ratio"].setText(tr("param.gap.unavailable"))
         else:
-            self.readouts["readout.ratio"].setText(
-                f"{fmt(r.ratio)}  =  e^({fmt(r.gap)} / {t:.3g}) = {fmt(r.ratio_formula)}"
-            )
+            self.readouts["readout.ratio"].setText(tr(
+                "readout.ratio.value", ratio=fmt(r.ratio), gap=fmt(r.gap), t=f"{t:.3g}",
+                formula=fmt(r.ratio_formula)))

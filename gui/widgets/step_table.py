@@ -13,8 +13,8 @@ from gui.model.texts import tr
 #: Columns whose total means something: the two exponentials and the weights.
 SUMMED = {"e^(s/T)", "e^(s/T - max)", "alpha"}
 HEADERS = {
-    "s": "s", "s/T": "s/T", "e^(s/T)": "e^(s/T)", "s/T - max": "s/T − max",
-    "e^(s/T - max)": "e^(s/T − max)", "alpha": "α", "log alpha": "log α",
+    "s": "s", "s/T": "s/T", "e^(s/T)": "exp(s/T)", "s/T - max": "s/T − max",
+    "e^(s/T - max)": "exp(s/T − max)", "alpha": "α", "log alpha": "log α",
 }
 
 

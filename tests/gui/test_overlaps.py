@@ -220,3 +220,48 @@ def test_the_gumbel_tab_opens_on_a_sample_that_is_peaked_but_not_one_hot():
     # at τ = 1 (the old default) over 50,257 tokens the shown bars were slivers
     old = SamplingModel(tau=1.0).gumbel_result(None)
     assert old.relaxed.max() < 0.1
+
+
+# -- real symbols in every text ---------------------------------------------------------------------
+def visible_text(value: str) -> str:
+    """A text as the user reads it: {placeholders} and HTML tags left out."""
+    import re
+
+    value = re.sub(r"\{[^{}]*\}", "", value)
+    return re.sub(r"<[^<>]*>", "", value)
+
+
+#: Texts that may keep a "_" or "^" (none today: a code name in a tooltip is written as words).
+ALLOWED: set[str] = set()
+
+
+def test_no_text_shows_a_raw_underscore_or_caret():
+    import json
+
+    from resources import RESOURCES
+
+    bad = []
+    for path in sorted((RESOURCES / "texts" / "en").glob("*.json")):
+        for key, value in json.loads(path.read_text(encoding="utf-8")).items():
+            shown = visible_text(value)
+            if ("_" in shown or "^" in shown) and key not in ALLOWED:
+                bad.append(f"{path.name}: {key} = {value[:80]!r}")
+    assert not bad, "\n".join(bad)
+
+
+def test_the_scan_sees_through_placeholders_and_tags_only():
+    assert visible_text("{n_q} queries, d<sub>k</sub>") == " queries, dk"
+    assert "_" in visible_text("d_k = {d}")
+    assert "^" in visible_text("e^(s/T)")
+
+
+def test_titles_use_real_symbols():
+    from gui.model.texts import tr
+    from gui.widgets.step_table import HEADERS
+
+    assert tr("gradients.heatmap.title") == "Jacobian ∂αᵢ/∂sⱼ"
+    assert tr("param.d_k.label") == "dₖ"
+    assert tr("attention.sweep.sqrt") == "√dₖ"
+    for header in HEADERS.values():
+        assert "_" not in header
+        assert "^" not in header

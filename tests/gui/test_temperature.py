@@ -70,7 +70,7 @@ def test_ratio_readout_is_exp_gap_over_t(qtbot, view):
     ratio = math.exp(2.1 / 0.5)
     assert text.startswith(f"{ratio:.3f}")
     assert text.endswith(f"{ratio:.3f}")
-    assert "e^(2.100 / 0.5)" in text
+    assert "e<sup>2.100 / 0.5</sup>" in text
 
 
 def test_gap_slider_moves_the_top_score_in_the_shared_table(qtbot, view, lab):

@@ -159,7 +159,7 @@ class AttentionModel(ViewModel):
         if need <= limit:
             return None
         h, n_q, n_k, d, _ = self.shape(**override)
-        return (f"{h} head(s) of {n_q} x {n_k} attention with d_k = {d} would need about {gib_text(need)}, "
+        return (f"{h} head(s) of {n_q} x {n_k} attention with dₖ = {d} would need about {gib_text(need)}, "
                 f"more than a quarter of this machine's memory ({gib_text(limit)}); the setting was not changed")
 
     def set_param(self, name: str, value) -> None:

@@ -121,7 +121,7 @@ class SweepPlot(Plot):
 
     def __init__(self):
         super().__init__(tr("attention.sweep.title"), x_label=tr("attention.sweep.x"), y_label=tr("attention.sweep.y"))
-        self.describe = lambda x, y: f"d_k = {fmt(x, 0)}, {tr('attention.sweep.y')} = {fmt(y)}"
+        self.describe = lambda x, y: f"dₖ = {fmt(x, 0)}, {tr('attention.sweep.y')} = {fmt(y)}"
 
     def create_items(self, item) -> None:
         super().create_items(item)
