@@ -70,6 +70,13 @@ def size_text(nbytes: float) -> str:
     return f"{int(nbytes)} bytes"
 
 
+def _reason(exc: BaseException) -> str:
+    """The first line of an exception's message, at most 160 characters (messages stay one line)."""
+    lines = str(exc).strip().splitlines()
+    text = lines[0].strip() if lines else type(exc).__name__
+    return text if len(text) <= 160 else text[:157] + "..."
+
+
 def _kind_of(mode: int) -> str:
     for test, name in ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
                        (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
@@ -95,7 +102,7 @@ def open_regular(path: str | os.PathLike, where: str | None = None) -> BinaryIO:
     except FileNotFoundError:
         raise MissingFile(f"cannot read {where}: there is no such file") from None
     except OSError as exc:
-        raise LoadError(f"cannot read {where}: {exc.strerror or exc}") from None
+        raise LoadError(f"cannot read {where}: {exc.strerror or _reason(exc)}") from None
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
@@ -118,7 +125,7 @@ def read_regular(path: str | os.PathLike, max_bytes: int, where: str | None = No
                 raise LoadError(f"{where} is {size_text(size)}; the limit is {size_text(max_bytes)}")
             data = fh.read(max_bytes + 1)
         except OSError as exc:
-            raise LoadError(f"cannot read {where}: {exc.strerror or exc}") from None
+            raise LoadError(f"cannot read {where}: {exc.strerror or _reason(exc)}") from None
     if len(data) > max_bytes:
         raise LoadError(f"{where} is larger than the limit of {size_text(max_bytes)}")
     return data
@@ -197,15 +204,15 @@ class NumpyFile:
         if isinstance(exc, MemoryError):
             raise LoadError(f"{where} is too large to load into this machine's memory") from None
         if isinstance(exc, (zipfile.BadZipFile, zlib.error, EOFError, lzma.LZMAError, struct.error)):
-            raise LoadError(f"{where} is damaged or truncated ({exc or type(exc).__name__}); "
+            raise LoadError(f"{where} is damaged or truncated ({_reason(exc)}); "
                             f"expected {expected}") from None
         if isinstance(exc, RecursionError):
             raise LoadError(f"{where} is not a readable NumPy file (its header is nested too deeply); "
                             f"expected {expected}") from None
         if isinstance(exc, OSError):
-            raise LoadError(f"cannot read {where}: {exc.strerror or exc}") from None
+            raise LoadError(f"cannot read {where}: {exc.strerror or _reason(exc)}") from None
         if isinstance(exc, (ValueError, OverflowError, RuntimeError, KeyError)):
-            raise LoadError(f"{where} is not a readable NumPy file ({exc}); expected {expected}") from None
+            raise LoadError(f"{where} is not a readable NumPy file ({_reason(exc)}); expected {expected}") from None
         raise exc
 
     def _open(self) -> None:
