@@ -36,23 +36,33 @@ def keys_text(action: QAction) -> str:
     return ", ".join(s.toString(QKeySequence.SequenceFormat.NativeText) for s in action.shortcuts())
 
 
+def menus_by_action(window: QMainWindow) -> dict[QAction, QMenu]:
+    """Each menu of the window's menu bar (submenus too), by the action that opens it.
+
+    Found from the menus, not with ``QAction.menu()``: PySide ties the wrapper
+    that returns to the action's wrapper, and it dies with it.
+    """
+    return {menu.menuAction(): menu for menu in window.menuBar().findChildren(QMenu)}
+
+
 def shortcut_rows(window: QMainWindow) -> list[tuple[str, str, str]]:
     """(command, menu, keys) for every command in the window's menus, in menu order."""
     rows: list[tuple[str, str, str]] = []
+    menus = menus_by_action(window)
 
     def walk(menu: QMenu, path: list[str]) -> None:
         for action in menu.actions():
             if action.isSeparator() or not action.isVisible():
                 continue
-            sub = action.menu()
-            if isinstance(sub, QMenu):
+            sub = menus.get(action)
+            if sub is not None:
                 walk(sub, [*path, plain(sub.title())])
             else:
                 rows.append((plain(action.text()), MENU_SEPARATOR.join(path), keys_text(action)))
 
     for top in window.menuBar().actions():
-        menu = top.menu()
-        if isinstance(menu, QMenu):
+        menu = menus.get(top)
+        if menu is not None:
             walk(menu, [plain(menu.title())])
     return rows
 
@@ -135,9 +145,10 @@ def _show(window: QMainWindow, attribute: str, make) -> QDialog:
         setattr(window, attribute, dialog)
     elif isinstance(dialog, ShortcutsDialog):
         dialog.refresh(window)
+    if dialog.isVisible():  # open behind the window: bring it forward
+        dialog.raise_()
+        dialog.activateWindow()
     dialog.show()
-    dialog.raise_()
-    dialog.activateWindow()
     return dialog
 
 
