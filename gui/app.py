@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
 import sys
+import traceback
 from pathlib import Path
 
 import numpy as np
@@ -352,16 +354,25 @@ class MainWindow(QMainWindow):
             self.setWindowState(self.windowState() | Qt.WindowState.WindowMaximized)
 
     def _restore(self) -> None:
+        """Reopen the last session; whatever is wrong with it, the window still comes up.
+
+        A session that cannot be restored is moved to ``last-session.json.bad``
+        (closing writes a fresh one) and the status bar says why in one line.
+        """
         last = self.settings_dir / LAST_SESSION
-        if last.exists():
+        if last.exists() or last.is_symlink():
             try:
                 skipped = self.open_session(last)
                 if skipped:
                     self.show_status(tr("session.restore_partial", items="; ".join(skipped)))
-            except SessionError as exc:
-                # keep the unreadable file for inspection; closing writes a fresh one
-                last.replace(last.with_name(LAST_SESSION + ".bad"))
-                self.show_status(tr("session.restore_failed", error=exc))
+            except Exception as exc:  # noqa: BLE001 - nothing in a saved file may stop the start
+                if not isinstance(exc, SessionError):
+                    traceback.print_exc()
+                with contextlib.suppress(OSError):
+                    last.replace(last.with_name(LAST_SESSION + ".bad"))
+                reason = " ".join(str(exc).split()) or type(exc).__name__
+                reason = reason if len(reason) <= 240 else reason[:237] + "..."
+                self.statusBar().showMessage(tr("session.restore_failed", error=reason), 30000)
         self.undo_stack.clear()
 
     def closeEvent(self, event) -> None:
