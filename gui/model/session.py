@@ -5,9 +5,23 @@ view (``views``), each view's extra state (``state``: what the user typed or
 edited that is not a parameter, such as the attention view's sentence and
 Q/K/V tables) and the view that was shown.  Non-finite scores are written as
 the strings "inf", "-inf" and "nan" so the file stays standard JSON.
-Loading checks the whole file before anything is applied, so a bad file
-changes nothing.  Version 1 files (no ``state``; a ``seed`` that nothing
-read) still open.
+Version 1 files (no ``state``; a ``seed`` that nothing read) still open.
+
+A session is all or nothing.  Loading reads a regular file of at most
+MAX_BYTES, parses it (nesting at most MAX_DEPTH deep, every number within a
+float's range) and :meth:`Session.apply` checks everything (the scores, every
+parameter against its Param, each view's extra state, each data file read in
+full by its view's loader) before it changes anything.  What happens to what
+does not fit:
+
+* a file that is not a session, is damaged, or names a data file that is
+  there but cannot be used (truncated, corrupt, of the wrong shape, over a
+  view's limits, not a regular file) is refused whole: SessionError, nothing
+  changes;
+* one setting that no longer fits (renamed, out of its range, a view that no
+  longer exists, extra state that no longer validates) and a data file that
+  is no longer there (moved or deleted) are skipped and reported, one line
+  each, while the rest of the session loads.
 """
 
 from __future__ import annotations
@@ -18,16 +32,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gui.model import npfile
 from gui.model.base import ViewModel
 from gui.model.files import write_text_atomic
 from gui.model.scores import Score, ScoreRow
 
 FORMAT = "softmax-lab-session"
 VERSION = 2
+#: A session file larger than this is refused (a session with 200,000 scores is about 10 MB).
+MAX_BYTES = 64 * 1024**2
+#: Containers nested deeper than this are refused (a session needs 7 levels).
+MAX_DEPTH = 32
+#: What a model's checks can raise for a value that does not fit (huge integers raise OverflowError).
+_DOES_NOT_FIT = (ValueError, TypeError, OverflowError)
 
 
 class SessionError(ValueError):
-    """A session file that cannot be read; the message says why."""
+    """A session file that cannot be read or used; the message says why (one line)."""
 
 
 def _encode_float(v: float) -> float | str:
@@ -38,12 +59,45 @@ def _encode_float(v: float) -> float | str:
     return v
 
 
+def _short(value: Any, limit: int = 60) -> str:
+    """``repr(value)`` cut to ``limit`` characters, for one-line messages."""
+    text = repr(value) if not isinstance(value, (dict, list)) else f"a {type(value).__name__}"
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 def _decode_float(v: Any, where: str) -> float:
     if isinstance(v, bool) or not isinstance(v, (int, float, str)):
-        raise SessionError(f"{where}: expected a number, got {v!r}")
+        raise SessionError(f"{where}: expected a number, got {_short(v)}")
     if isinstance(v, str) and v.strip().lower() not in ("inf", "-inf", "+inf", "nan"):
-        raise SessionError(f"{where}: expected a number, got {v!r}")
+        raise SessionError(f"{where}: expected a number, got {_short(v)}")
     return float(v)
+
+
+def _check_tree(doc: Any) -> None:
+    """Refuse nesting deeper than MAX_DEPTH and integers beyond a float's range (without recursing)."""
+    stack = [(doc, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, (dict, list)):
+            if depth > MAX_DEPTH:
+                raise SessionError(f"the file is nested more than {MAX_DEPTH} levels deep; a session needs 7")
+            stack.extend((child, depth + 1) for child in (node.values() if isinstance(node, dict) else node))
+        elif isinstance(node, int) and not isinstance(node, bool):
+            try:
+                float(node)
+            except OverflowError:
+                raise SessionError(f"it holds an integer of {len(str(abs(node)))} digits, "
+                                   "beyond the range of any setting or score") from None
+
+
+@dataclass
+class _Plan:
+    """A checked session: what to apply, in order, and what was skipped (nothing is applied yet)."""
+
+    files: list[tuple[ViewModel, str, Any]] = field(default_factory=list)
+    extras: list[tuple[ViewModel, dict[str, Any]]] = field(default_factory=list)
+    params: list[tuple[str, ViewModel, str, Any]] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -65,40 +119,86 @@ class Session:
             state={name: extra for name, m in models.items() if (extra := m.extra_state())},
         )
 
-    def apply(self, row: ScoreRow, models: dict[str, ViewModel]) -> list[str]:
-        """Apply to live objects; returns what had to be skipped, one line each.
+    # -- applying: check everything, then change things ----------------------------------------
+    def check(self, row: ScoreRow, models: dict[str, ViewModel]) -> _Plan:
+        """Check the whole session against live objects without changing them.
 
-        A file that is not a session was refused by :meth:`from_json`.  Here,
-        one parameter that no longer fits (renamed, out of a changed range, a
-        view that no longer exists) is skipped and reported, keeping its
-        current value, so the scores and everything else in the file are not
-        lost with it.
+        Raises SessionError for what refuses the session (see the module
+        docstring); returns the plan :meth:`apply` carries out.
         """
-        skipped = []
-        extras = {}
-        for name, state in self.state.items():  # checked whole before anything is applied
+        plan = _Plan()
+        try:
+            type(row)().set_entries(self.scores)  # whatever the row refuses, on a scratch row
+        except _DOES_NOT_FIT as exc:
+            raise SessionError(f"the scores: {exc}") from None
+        for name, state in self.state.items():
             model = models.get(name)
             if model is None:
-                skipped.append(f"there is no view {name!r}; its saved state was skipped")
+                plan.skipped.append(f"there is no view {name!r}; its saved state was skipped")
                 continue
             try:
-                extras[name] = model.check_extra_state(state)
-            except ValueError as exc:
-                skipped.append(f"{exc}; that part of the session was skipped")
-        row.set_entries(self.scores)
-        for name, checked in extras.items():
-            models[name].apply_extra_state(checked)
+                plan.extras.append((model, model.check_extra_state(state)))
+            except _DOES_NOT_FIT as exc:
+                plan.skipped.append(f"{exc}; that part of the session was skipped")
         for name, values in self.views.items():
             model = models.get(name)
             if model is None:
-                skipped.append(f"there is no view {name!r}; its settings were skipped")
+                plan.skipped.append(f"there is no view {name!r}; its settings were skipped")
                 continue
+            specs = model.params()
             for key, value in values.items():
+                spec = specs.get(key)
                 try:
-                    model.set_param(key, value)
-                except ValueError as exc:
-                    skipped.append(f"{name}: {exc}; kept {getattr(model, key, '–')!s}")
-        return skipped
+                    if spec is None:
+                        raise ValueError(f"{name} has no parameter {key!r}")
+                    checked = spec.check(value)
+                except _DOES_NOT_FIT as exc:
+                    plan.skipped.append(f"{name}: {exc}; kept {getattr(model, key, '–')!s}")
+                    continue
+                if spec.kind == "path" and checked:
+                    if self._check_file(name, model, key, checked, plan):
+                        plan.files.append((model, key, checked))
+                else:
+                    plan.params.append((name, model, key, checked))
+        return plan
+
+    @staticmethod
+    def _check_file(name: str, model: ViewModel, key: str, path: str, plan: _Plan) -> bool:
+        """Read ``path`` in full with the view's own loader, on a scratch model; False if it is gone."""
+        try:
+            type(model)().set_param(key, path)
+        except npfile.MissingFile as exc:
+            plan.skipped.append(f"{name}: {exc}; that file was skipped")
+            return False
+        except (*_DOES_NOT_FIT, MemoryError, OSError) as exc:
+            raise SessionError(f"{name}: {exc}") from None
+        return True
+
+    def apply(self, row: ScoreRow, models: dict[str, ViewModel]) -> list[str]:
+        """Check the whole session (:meth:`check`), then apply it; returns what was skipped, one line each.
+
+        A refused session raises SessionError and changes nothing.  Data
+        files are applied first (each was read in full by the check; it is
+        read again here), then the scores, the extra state and the other
+        parameters in the order saved.  A parameter the model still refuses
+        in combination with the others (a size the machine cannot hold) is
+        skipped and reported, keeping its current value.
+        """
+        plan = self.check(row, models)
+        for model, key, path in plan.files:
+            try:
+                model.set_param(key, path)
+            except (*_DOES_NOT_FIT, MemoryError, OSError) as exc:  # changed since the check
+                raise SessionError(f"{model.name}: {exc}") from None
+        row.set_entries(self.scores)
+        for model, checked in plan.extras:
+            model.apply_extra_state(checked)
+        for name, model, key, value in plan.params:
+            try:
+                model.set_param(key, value)
+            except _DOES_NOT_FIT as exc:
+                plan.skipped.append(f"{name}: {exc}; kept {getattr(model, key, '–')!s}")
+        return plan.skipped
 
     # -- JSON ----------------------------------------------------------------
     def to_json(self) -> str:
@@ -114,15 +214,21 @@ class Session:
 
     @classmethod
     def from_json(cls, text: str) -> Session:
+        """Parse and check a session's text; SessionError (one line) says what is wrong."""
         try:
             doc = json.loads(text)
         except json.JSONDecodeError as exc:
             raise SessionError(f"not a JSON file: {exc}") from None
+        except ValueError as exc:  # the interpreter's limit on the digits of an integer
+            raise SessionError(f"a number in it is too long to read ({str(exc).split(':')[0]})") from None
+        except RecursionError:
+            raise SessionError("the file is nested too deeply to read") from None
+        _check_tree(doc)
         if not isinstance(doc, dict) or doc.get("format") != FORMAT:
             raise SessionError("not a Softmax Lab session file")
         version = doc.get("version")
-        if not isinstance(version, int) or version > VERSION:
-            raise SessionError(f"unsupported session version {version!r}")
+        if isinstance(version, bool) or not isinstance(version, int) or not 1 <= version <= VERSION:
+            raise SessionError(f"unsupported session version {_short(version)}")
         raw_scores = doc.get("scores")
         if not isinstance(raw_scores, list) or not raw_scores:
             raise SessionError("'scores' must be a non-empty list")
@@ -142,13 +248,13 @@ class Session:
         for name, params in views.items():
             for k, v in params.items():
                 if isinstance(v, bool) or not isinstance(v, (int, float, str)):
-                    raise SessionError(f"{name}.{k}: expected a number or a name, got {v!r}")
-        # each view model checks its own values (ranges, names) when the session is applied
+                    raise SessionError(f"{name}.{k}: expected a number or a name, got {_short(v)}")
+        # each view model checks its own values (ranges, names, files) before the session is applied
         clean_views = {str(name): dict(params) for name, params in views.items()}
         # version 1 also held a "seed" that nothing read: still checked, then ignored
         seed = doc.get("seed", 0)
         if isinstance(seed, bool) or not isinstance(seed, int):
-            raise SessionError(f"'seed' must be an integer, got {seed!r}")
+            raise SessionError(f"'seed' must be an integer, got {_short(seed)}")
         state = doc.get("state", {})
         if not isinstance(state, dict) or not all(isinstance(v, dict) for v in state.values()):
             raise SessionError("'state' must map view names to saved state")
@@ -162,8 +268,11 @@ class Session:
 
     @classmethod
     def load(cls, path: Path | str) -> Session:
+        """Read and parse a session file (a regular file of at most MAX_BYTES); SessionError if not."""
         try:
-            text = Path(path).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise SessionError(f"cannot read {path}: {exc}") from None
+            text = npfile.read_regular(path, MAX_BYTES, where=str(path)).decode("utf-8")
+        except npfile.LoadError as exc:
+            raise SessionError(str(exc)) from None
+        except UnicodeDecodeError as exc:
+            raise SessionError(f"cannot read {path}: it is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
         return cls.from_json(text)
