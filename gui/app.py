@@ -30,6 +30,7 @@ import compute
 import gui
 from gui import export, menus, registry, screen_fit
 from gui import theme as themes
+from gui.export.dialog import ask_export_options
 from gui.model.lab import Lab
 from gui.model.session import Session, SessionError
 from gui.model.texts import tr
@@ -313,18 +314,20 @@ class MainWindow(QMainWindow):
     def report_error(self, title: str, text: str) -> None:
         QMessageBox.warning(self, title, text)
 
-    def export_current(self, folder: Path | str, *, plots: bool = True, arrays: bool = True) -> list[Path]:
-        """Export the shown view to ``folder``, asking before replacing files."""
+    def export_current(self, folder: Path | str, *, plots: bool = True, arrays: bool = True,
+                       options: export.ExportOptions | None = None) -> list[Path]:
+        """Export the shown view to ``folder`` (figures sized by ``options``), asking before replacing files."""
         folder = Path(folder)
         name = self.current_name
         view = self.view(name)
         try:
             try:
-                written = export.export_view(view, name, folder, plots=plots, arrays=arrays)
+                written = export.export_view(view, name, folder, plots=plots, arrays=arrays, options=options)
             except FileExistsError as exc:
                 if not self.ask_overwrite(folder, str(exc)):
                     return []
-                written = export.export_view(view, name, folder, plots=plots, arrays=arrays, overwrite=True)
+                written = export.export_view(view, name, folder, plots=plots, arrays=arrays, overwrite=True,
+                                             options=options)
         except export.ExportError as exc:
             self.report_error(tr("export.failed_title"), tr("export.failed", error=exc))
             return []
@@ -332,12 +335,15 @@ class MainWindow(QMainWindow):
         return written
 
     def export_dialog(self, *, plots: bool, arrays: bool) -> None:
+        options = ask_export_options(self, self.settings) if plots else None  # size and dpi, remembered
+        if plots and options is None:
+            return
         what = tr("export.plots") if plots else tr("export.arrays")
         folder = QFileDialog.getExistingDirectory(
             self, tr("export.choose_dir", what=what, view=registry.get(self.current_name).title)
         )
         if folder:
-            self.export_current(folder, plots=plots, arrays=arrays)
+            self.export_current(folder, plots=plots, arrays=arrays, options=options)
 
     # -- start and end -----------------------------------------------------------------
     def _restore_geometry(self, restore: bool) -> None:

@@ -1,8 +1,10 @@
-"""``main.py export``: render a view offscreen and write its files.
+"""``softmax-lab export``: render a view offscreen and write its files.
 
 The options come from the registry: every parameter of every view's model
 becomes ``--NAME``, so a new view's parameters appear here by themselves.
-The command builds the very same view widgets as the window.
+The command builds the very same view widgets as the window.  Messages
+name the command ``softmax-lab`` however it was started (the installed
+script or ``python main.py``).
 """
 
 from __future__ import annotations
@@ -13,12 +15,16 @@ import sys
 from pathlib import Path
 
 from gui import registry
+from gui.export.options import ExportOptions
 from gui.model.lab import Lab
 from gui.model.scores import parse_score
 from gui.model.session import Session, SessionError
 from gui.model.texts import tr
 
 EXPORT_SIZE = (1400, 900)
+PROG = "softmax-lab export"
+#: Qt says this for every top-level window on the offscreen platform; it is harmless.
+QT_NOISE = ("This plugin does not support propagateSizeHints()",)
 
 
 class UsageError(Exception):
@@ -81,12 +87,17 @@ def build_parser() -> argparse.ArgumentParser:
         lines.append(f"  {spec.name:<14}{tr(f'view.{spec.name}.tooltip')}")
         lines.append(f"  {'':<14}parameters: {params}")
     lines += ["", "example:",
-              "  python main.py export --view temperature --scores 5.2,3.1,1.8 "
-              "--temperature 0.5 --out out/"]
+              "  softmax-lab export --view temperature --scores 5.2,3.1,1.8 "
+              "--temperature 0.5 --out out/",
+              "  softmax-lab export --view gradients --plots-only --dpi 300 --out figures/",
+              "", "python main.py export ... does the same from a source checkout."]
     parser = _Parser(
-        prog="main.py export",
+        prog=PROG,
         description="Render one view without a display and write its plots "
-                    "(PNG, SVG) and arrays (.npz, one .csv per array).",
+                    "(PNG, SVG) and arrays (.npz, one .csv per array). Each plot is "
+                    "a landscape figure, 1200 x 800 pixels at 200 dpi (6 x 4 in) "
+                    "unless --size or --dpi say otherwise; the SVG has the same "
+                    "size in inches.",
         epilog="\n".join(lines),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -98,6 +109,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--session", type=Path, help="start from a saved session file")
     parser.add_argument("--theme", choices=("light", "dark"), default="light", help="plot colours (default light)")
     parser.add_argument("--overwrite", action="store_true", help="replace files that already exist")
+    parser.add_argument("--size", metavar="WxH",
+                        help="the PNG's size in pixels, e.g. 1800x1200 (default 1200x800, "
+                             "or 6 x 4 in at --dpi); every plot is laid out at this shape")
+    parser.add_argument("--dpi", metavar="N",
+                        help="pixels per inch, 50 to 1200 (default 200): text, legends and "
+                             "lines scale with it; alone it keeps the 6 x 4 in figure")
     what = parser.add_mutually_exclusive_group()
     what.add_argument("--plots-only", action="store_true", help="write only the PNG and SVG files")
     what.add_argument("--arrays-only", action="store_true", help="write only the .npz and .csv files")
@@ -115,7 +132,7 @@ def configure(args: argparse.Namespace) -> Lab:
         except SessionError as exc:
             raise UsageError(f"--session: {exc}") from None
         for line in skipped:
-            print(f"main.py export: warning: --session: {line}", file=sys.stderr)
+            print(f"{PROG}: warning: --session: {line}", file=sys.stderr)
     if args.scores is not None:
         values = []
         for cell in args.scores.split(","):
@@ -146,21 +163,59 @@ def configure(args: argparse.Namespace) -> Lab:
     return lab
 
 
+def figure_options(args: argparse.Namespace) -> ExportOptions:
+    """The figure size ``--size`` and ``--dpi`` ask for; raise UsageError."""
+    try:
+        options = ExportOptions.from_args(size=args.size, dpi=args.dpi)
+    except ValueError as exc:
+        flag = "--dpi" if str(exc).startswith("--dpi") else "--size"
+        text = str(exc)
+        raise UsageError(text if text.startswith("--") else f"{flag}: {text}") from None
+    return options
+
+
+def quiet_qt():
+    """Drop Qt's known harmless messages (QT_NOISE); every other one still goes to stderr.
+
+    Returns the handler that was installed before, to put back.
+    """
+    from PySide6.QtCore import qFormatLogMessage, qInstallMessageHandler
+
+    def handler(mode, context, message: str) -> None:
+        if any(noise in message for noise in QT_NOISE):
+            return
+        print(qFormatLogMessage(mode, context, message), file=sys.stderr)
+
+    quiet_qt.handler = handler  # keep it alive while Qt holds it
+    return qInstallMessageHandler(handler)
+
+
 def run_export(argv: list[str]) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
         lab = configure(args)
+        options = figure_options(args)
     except UsageError as exc:
-        print(f"main.py export: error: {exc}", file=sys.stderr)
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 2
     try:
         args.out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        print(f"main.py export: error: cannot create {args.out}: {exc.strerror}", file=sys.stderr)
+        print(f"{PROG}: error: cannot create {args.out}: {exc.strerror}", file=sys.stderr)
         return 1
 
     os.environ["QT_QPA_PLATFORM"] = "offscreen"
+    previous = quiet_qt()
+    try:
+        return _export(args, lab, options)
+    finally:
+        from PySide6.QtCore import qInstallMessageHandler
+
+        qInstallMessageHandler(previous)
+
+
+def _export(args: argparse.Namespace, lab: Lab, options: ExportOptions) -> int:
     from gui import export
     from gui import theme as themes
     from gui.app import make_app
@@ -175,14 +230,14 @@ def run_export(argv: list[str]) -> int:
     try:
         written = export.export_view(
             view, args.view, args.out, overwrite=args.overwrite,
-            plots=not args.arrays_only, arrays=not args.plots_only,
+            plots=not args.arrays_only, arrays=not args.plots_only, options=options,
         )
     except FileExistsError as exc:
-        print(f"main.py export: error: refusing to replace existing files ({exc}); "
+        print(f"{PROG}: error: refusing to replace existing files ({exc}); "
               "pass --overwrite to replace them", file=sys.stderr)
         return 2
     except export.ExportError as exc:
-        print(f"main.py export: error: {exc}", file=sys.stderr)
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 1
     finally:
         view.close()

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import sys
 
-USAGE = """usage: python main.py [export ...]
+USAGE = """usage: softmax-lab [export ...]
 
-  python main.py                  open the Softmax Lab window
-  python main.py export --help    render a view headless and write PNG, SVG, .npz, .csv
-  python main.py --version        print the version
+  softmax-lab                     open the Softmax Lab window
+  softmax-lab export --help       render a view headless and write PNG, SVG, .npz, .csv
+  softmax-lab --version           print the version
+
+From a source checkout, python main.py takes the same arguments.
 """
 
 

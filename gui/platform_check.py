@@ -33,7 +33,7 @@ XCB_LIBS = {
 HINT = (
     "Qt needs these system libraries for windows on Linux; on Debian/Ubuntu: "
     "sudo apt-get install " + " ".join(XCB_LIBS.values())
-    + ". Headless export works without them: python main.py export --help"
+    + ". Headless export works without them: softmax-lab export --help"
 )
 
 
@@ -59,7 +59,7 @@ def platform_problem(env: Mapping[str, str] | None = None) -> str | None:
         return (
             "softmax-lab: cannot open a window: no X display (DISPLAY is not set). "
             "Run it from a desktop session, or use the headless export: "
-            "python main.py export --help"
+            "softmax-lab export --help"
         )
     missing = [lib for lib in XCB_LIBS if not _loadable(lib)]
     if missing:

@@ -3,6 +3,11 @@
 Every file is first written to a temporary file beside its target, and all
 of one export's temporaries are renamed only once every one of them was
 written, so a failed export (read-only folder, full disk) changes nothing.
+
+Each plot is written as a figure of the size :class:`ExportOptions` says
+(1200 x 800 pixels at 200 dpi, a 6 x 4 in landscape figure, by default),
+laid out at that size whatever its shape on screen (gui.export.figure);
+the SVG is fixed up to render alike everywhere (gui.export.svg_fix).
 """
 
 from __future__ import annotations
@@ -14,33 +19,37 @@ from pathlib import Path
 
 import numpy as np
 
+from gui.export.options import ExportOptions
 from gui.model.base import ExportArray
 from gui.model.files import write_all_atomic
-from gui.qt import pg
+
+__all__ = ["ExportError", "ExportOptions", "PLOT_FORMATS", "PNG_WIDTH", "csv_text", "existing",
+           "export_view", "plan", "read_npz"]
 
 PLOT_FORMATS = ("png", "svg")
-PNG_WIDTH = 1200  # pixels; the height follows the plot's aspect ratio
+PNG_WIDTH = ExportOptions().width  # pixels, by default
 
 
 class ExportError(Exception):
     """An export that could not be done; nothing was written."""
 
 
-def _png_writer(plot) -> Callable[[Path], None]:
+def _png_writer(plot, options: ExportOptions) -> Callable[[Path], None]:
     def write(tmp: Path) -> None:
-        exporter = pg.exporters.ImageExporter(plot.getPlotItem())
-        exporter.parameters()["width"] = PNG_WIDTH
-        image = exporter.export(toBytes=True)
-        if image is None or image.isNull() or not image.save(str(tmp), "PNG"):
+        from gui.export.figure import render_png  # Qt: imported only when drawing
+
+        image = render_png(plot, options)
+        if image.isNull() or not image.save(str(tmp), "PNG"):
             raise OSError(f"could not write a PNG image to {tmp.parent}")
 
     return write
 
 
-def _svg_writer(plot) -> Callable[[Path], None]:
+def _svg_writer(plot, options: ExportOptions) -> Callable[[Path], None]:
     def write(tmp: Path) -> None:
-        svg = pg.exporters.SVGExporter(plot.getPlotItem()).export(toBytes=True)
-        tmp.write_bytes(svg)
+        from gui.export.figure import render_svg
+
+        tmp.write_bytes(render_svg(plot, options))
 
     return write
 
@@ -75,14 +84,16 @@ def _npz_writer(arrays: dict[str, ExportArray]) -> Callable[[Path], None]:
     return write
 
 
-def plan(view, view_name: str, folder: Path, *, plots: bool = True, arrays: bool = True):
+def plan(view, view_name: str, folder: Path, *, plots: bool = True, arrays: bool = True,
+         options: ExportOptions | None = None):
     """The (target, writer) pairs of one export, without writing anything."""
     folder = Path(folder)
+    options = options or ExportOptions()
     jobs: list[tuple[Path, Callable[[Path], None]]] = []
     if plots:
         for key, plot in view.plots().items():
-            jobs.append((folder / f"{view_name}_{key}.png", _png_writer(plot)))
-            jobs.append((folder / f"{view_name}_{key}.svg", _svg_writer(plot)))
+            jobs.append((folder / f"{view_name}_{key}.png", _png_writer(plot, options)))
+            jobs.append((folder / f"{view_name}_{key}.svg", _svg_writer(plot, options)))
     if arrays:
         data = view.arrays()
         jobs.append((folder / f"{view_name}.npz", _npz_writer(data)))
@@ -100,8 +111,11 @@ def existing(jobs) -> list[Path]:
 
 
 def export_view(view, view_name: str, folder: Path | str, *, plots: bool = True,
-                arrays: bool = True, overwrite: bool = False) -> list[Path]:
+                arrays: bool = True, overwrite: bool = False,
+                options: ExportOptions | None = None) -> list[Path]:
     """Export a laid-out view; returns the written paths.
+
+    ``options`` sizes the figures (the default: 1200 x 800 px at 200 dpi).
 
     Raises FileExistsError (listing the files) when a target exists and
     ``overwrite`` is false, and ExportError when writing fails.
@@ -112,7 +126,7 @@ def export_view(view, view_name: str, folder: Path | str, *, plots: bool = True,
     if not view.isVisible():  # pyqtgraph exports a wrong size before the layout is done
         raise ExportError("the view must be shown (laid out) before it is exported")
     view.flush()
-    jobs = plan(view, view_name, folder, plots=plots, arrays=arrays)
+    jobs = plan(view, view_name, folder, plots=plots, arrays=arrays, options=options)
     clash = existing(jobs)
     if clash and not overwrite:
         raise FileExistsError(", ".join(p.name for p in clash))
