@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from PySide6.QtCore import QObject, QPointF, QRect, QSize, Qt, Signal
+from PySide6.QtCore import QObject, QPointF, QRect, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QGuiApplication, QPainter, QPalette, QPen
 from PySide6.QtWidgets import QApplication, QListWidget, QProxyStyle, QStyle, QToolTip
 
@@ -50,7 +50,7 @@ class Chrome:
     disabled_selection: str
     link: str
     bright_text: str
-    border: str  # outline of check boxes and radio buttons (ThemedStyle), 3:1 on Window and Base
+    border: str  # outline of check boxes and radio buttons, scroll bar handles (ThemedStyle), 3:1 on Window and Base
     frame: str  # outline of group boxes (ThemedStyle), a quieter line
     bevel: tuple[str, str, str, str, str]  # Light, Midlight, Mid, Dark, Shadow
 
@@ -89,7 +89,7 @@ DARK = Theme(
     secondary="#6c737c", highlight="#ff8a4c", invalid="#7a2630", caution="#5c4412", masked="#666a71",
     series=("#56b4e9", "#e69f00", "#2ec4a0", "#e08cc0", "#ff7f3f", "#a9ccf0", "#b0b0b0"),
     chrome=Chrome(
-        window="#2b2d31", text="#e8e8ea", base="#232428", alternate_base="#2b2d31", button="#34363b",
+        window="#2b2d31", text="#e8e8ea", base="#232428", alternate_base="#2b2d31", button="#3c3f45",
         selection="#2f65b8", selected_text="#ffffff", tooltip="#3a3c42", tooltip_text="#e8e8ea",
         placeholder="#8e9299", disabled="#8a8e95", disabled_base="#27282c", disabled_selection="#4a4d54",
         link="#5aa9ff", bright_text="#ff6b6b", border="#868a91", frame="#4d5057",
@@ -150,7 +150,7 @@ def palette(theme: Theme) -> QPalette:
 
 
 #: Padding of a QListWidget's items (the view list), in pixels: across, up and down.
-LIST_PADDING = (5, 6)
+LIST_PADDING = (8, 6)
 
 _PE = QStyle.PrimitiveElement
 
@@ -161,8 +161,8 @@ class ThemedStyle(QProxyStyle):
     Fusion draws the outline of check boxes and radio buttons in the window
     colour darkened by 40% and the group box frame from a fixed grey image:
     on a dark window neither shows.  This style draws them again in the
-    theme's ``border`` (indicators, also in item views and menus) and
-    ``frame`` (group boxes) colours and pads the items of list widgets
+    theme's ``border`` (indicators, also in item views and menus; the
+    handles of scroll bars) and ``frame`` (group boxes) colours and pads the items of list widgets
     (the view list; combo box pop-ups are list views, not list widgets).
     Everything else is Fusion's.
     """
@@ -178,6 +178,30 @@ class ThemedStyle(QProxyStyle):
         super().drawPrimitive(element, option, painter, widget)
         if element in (_PE.PE_IndicatorCheckBox, _PE.PE_IndicatorRadioButton):
             self._indicator_outline(element, option, painter)
+
+    def drawComplexControl(self, control, option, painter, widget=None) -> None:  # noqa: N802 - Qt's name
+        super().drawComplexControl(control, option, painter, widget)
+        if control == QStyle.ComplexControl.CC_ScrollBar:
+            self._scroll_handle(option, painter, widget)
+
+    def _scroll_handle(self, option, painter: QPainter, widget) -> None:
+        """The scroll bar's handle, filled in the border colour (Fusion's is 1.1:1 on its groove in light)."""
+        rect = self.subControlRect(QStyle.ComplexControl.CC_ScrollBar, option,
+                                   QStyle.SubControl.SC_ScrollBarSlider, widget)
+        if rect.width() < 4 or rect.height() < 4:
+            return
+        pressed = (option.state & QStyle.StateFlag.State_Sunken
+                   and option.activeSubControls & QStyle.SubControl.SC_ScrollBarSlider)
+        if not option.state & QStyle.StateFlag.State_Enabled:
+            colour = option.palette.color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text)
+        else:
+            colour = QColor(self.theme.chrome.selection if pressed else self.theme.chrome.border)
+        painter.save()
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(colour)
+        painter.drawRoundedRect(QRectF(rect).adjusted(2.5, 2.5, -2.5, -2.5), 3, 3)
+        painter.restore()
 
     def sizeFromContents(self, kind, option, size, widget=None):  # noqa: N802 - Qt's name
         size = super().sizeFromContents(kind, option, size, widget)

@@ -21,9 +21,11 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QGroupBox,
     QRadioButton,
+    QScrollBar,
     QStyle,
     QStyleFactory,
     QStyleOptionButton,
+    QStyleOptionSlider,
     QToolTip,
     QVBoxLayout,
     QWidget,
@@ -208,6 +210,33 @@ def test_unchecked_check_boxes_and_radio_buttons_show_their_outline(qtbot, mode)
         for widget, element in indicators:
             widget.setStyle(fusion)
             assert outline_contrast(widget, element) < 2.0, type(widget).__name__
+
+
+@pytest.mark.parametrize("mode", ["dark", "light"])
+def test_scroll_bar_handles_stand_out_from_their_groove(qtbot, mode):
+    themes.manager().set_mode(mode)
+    bar = QScrollBar()
+    qtbot.addWidget(bar)
+    bar.setRange(0, 100)
+    bar.setPageStep(30)
+    bar.resize(16, 300)
+    bar.show()
+    qtbot.waitExposed(bar)
+
+    def handle_contrast() -> float:
+        option = QStyleOptionSlider()
+        bar.initStyleOption(option)
+        rect = bar.style().subControlRect(QStyle.ComplexControl.CC_ScrollBar, option,
+                                          QStyle.SubControl.SC_ScrollBarSlider, bar)
+        groove = bar.grab().toImage().pixelColor(bar.width() // 2, bar.height() - 30)  # below the handle
+        return max(contrast(c, groove) for c in _grab_colours(bar, rect))
+
+    assert handle_contrast() >= GRAPHICS
+    if mode == "light":  # the check can fail: Fusion's handle is 1.1:1 on its light groove
+        fusion = QStyleFactory.create("Fusion")
+        fusion.setParent(bar)
+        bar.setStyle(fusion)
+        assert handle_contrast() < 2.0
 
 
 @pytest.mark.parametrize("mode", ["dark", "light"])
