@@ -49,6 +49,8 @@ def shortcut_rows(window: QMainWindow) -> list[tuple[str, str, str]]:
     """(command, menu, keys) for every command in the window's menus, in menu order."""
     rows: list[tuple[str, str, str]] = []
     menus = menus_by_action(window)
+    # the name the command was made with: Undo's own text grows with the stack ("Undo edit scores")
+    names = {action: tr(key) for key, action in getattr(window, "actions_by_key", {}).items()}
 
     def walk(menu: QMenu, path: list[str]) -> None:
         for action in menu.actions():
@@ -58,7 +60,8 @@ def shortcut_rows(window: QMainWindow) -> list[tuple[str, str, str]]:
             if sub is not None:
                 walk(sub, [*path, plain(sub.title())])
             else:
-                rows.append((plain(action.text()), MENU_SEPARATOR.join(path), keys_text(action)))
+                name = names.get(action, action.text())
+                rows.append((plain(name), MENU_SEPARATOR.join(path), keys_text(action)))
 
     for top in window.menuBar().actions():
         menu = menus.get(top)
@@ -92,6 +95,8 @@ class ShortcutsDialog(QDialog):
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.setWordWrap(False)
+        self.table.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(self.reject)
         lay = QVBoxLayout(self)
@@ -111,6 +116,7 @@ class ShortcutsDialog(QDialog):
                 if c == 2:
                     item.setTextAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
                 self.table.setItem(r, c, item)
+        self.table.resizeRowsToContents()
 
     def rows(self) -> list[tuple[str, ...]]:
         """The table's texts, row by row (for tests)."""

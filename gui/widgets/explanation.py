@@ -56,7 +56,6 @@ class ExplanationPanel(QWidget):
         self.title.setFont(font)
         self.button = QToolButton()
         self.button.setObjectName("explanation_toggle")
-        self.button.setAutoRaise(True)
         self.button.setCheckable(True)
         self.button.setChecked(True)
         self.button.clicked.connect(self.toggled)
@@ -83,6 +82,7 @@ class ExplanationPanel(QWidget):
         self.browser.setVisible(shown)
         self.title.setVisible(shown)
         self.button.setArrowType(Qt.ArrowType.RightArrow if shown else Qt.ArrowType.LeftArrow)
+        self.button.setAutoRaise(shown)  # folded, the button is all there is: draw it as a button
         self.button.setToolTip(tr("explain.hide.tooltip" if shown else "explain.show.tooltip"))
         # folded, the splitter may not give the panel more than its button
         self.setMaximumWidth(NO_MAXIMUM if shown else self.button.sizeHint().width())
