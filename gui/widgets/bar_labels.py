@@ -3,9 +3,11 @@
 The rule works in pixels, so it is re-run whenever the plot is resized or
 its range moves (:class:`gui.widgets.plot.BarChart` does that):
 
-* One orientation for the whole chart: labels read horizontally when the
-  widest one fits the room a bar has (its own width in a grouped chart, the
-  category pitch for a single series), else they are turned upright.
+* One orientation for the values of the whole chart: they read
+  horizontally when the widest one fits the room a bar has (its own width
+  in a grouped chart, the category pitch for a single series), else they
+  are turned upright.  A placeholder's tag ("NaN", "÷0", "∞") sits inside
+  its hatched bar, upright only if the bar is too narrow for it.
 * Each label sits just past the end of its bar: above a positive bar,
   below a negative one.  When that would leave the plot, it goes inside
   the bar's end instead, if the bar is long enough in pixels.
@@ -27,6 +29,7 @@ import numpy as np
 from PySide6.QtGui import QFont, QFontMetricsF
 from PySide6.QtWidgets import QApplication
 
+from gui import theme as themes
 from gui.qt import pg
 
 #: Labels are made for at most this many bars; beyond, none would fit anyway.
@@ -61,10 +64,10 @@ def value_text(v: float, percent: bool, decimals: int = 3) -> str:
 
 @dataclass(frozen=True)
 class Placement:
-    """For each label: where it went (OUTSIDE, INSIDE or HIDDEN), and whether labels read upright."""
+    """For each label: where it went (OUTSIDE, INSIDE or HIDDEN), and whether it reads upright."""
 
     where: np.ndarray
-    upright: bool
+    upright: np.ndarray  # of bool
     rects: np.ndarray  # (k, 4) pixel rects x0, y0, x1, y1 (y down) of the labels, HIDDEN ones included
 
 
@@ -98,11 +101,12 @@ def place(x: np.ndarray, end: np.ndarray, base: np.ndarray, width: np.ndarray, h
     where = np.full(k, HIDDEN, dtype=np.int8)
     rects = np.zeros((k, 4))
     if k == 0:
-        return Placement(where, False, rects)
+        return Placement(where, np.zeros(0, dtype=bool), rects)
     inside_only = np.zeros(k, dtype=bool) if force_inside is None else np.asarray(force_inside, dtype=bool)
-    turned = upright(width, slot)
-    across = height if turned else width  # the label's size across the bar
-    along = width if turned else height  # and along it
+    # values share one orientation; a placeholder's tag turns only if its own bar is too narrow
+    turned = np.where(inside_only, width + 2 * PAD > bar_width, upright(width[~inside_only], slot))
+    across = np.where(turned, height, width)  # the label's size across the bar
+    along = np.where(turned, width, height)  # and along it
     down = end > base  # negative bars grow downwards on screen
     sign = np.where(down, 1.0, -1.0)
     placed = np.zeros((0, 4))
@@ -208,7 +212,8 @@ class ValueLabels:
         along = widths if turned else np.full(len(values), self._metrics.height())
         v = np.array([v for v, _t in values])
         up, down = along[v >= 0], along[v < 0]
-        return (float(up.max()) + 2 * PAD if up.size else 0.0), (float(down.max()) + 2 * PAD if down.size else 0.0)
+        slack = 2 * PAD + 2.0  # and a little more, so rounding never leaves the tallest label a pixel short
+        return (float(up.max()) + slack if up.size else 0.0), (float(down.max()) + slack if down.size else 0.0)
 
     def layout(self, bars: Bars, fills: list[str], foreground: str) -> None:
         """Place, turn, colour and show or hide every label for the plot's current pixels."""
@@ -253,15 +258,14 @@ class ValueLabels:
                 continue
             top = bars.end(bars.heights[s][i])
             up = (where == OUTSIDE) == (top >= 0)  # the text runs upwards from the bar's end
-            text.setAngle(90 if result.upright else 0)
-            if result.upright:
+            text.setAngle(90 if result.upright[k] else 0)
+            if result.upright[k]:
                 text.setAnchor((0.0, 0.5) if up else (1.0, 0.5))
             else:
                 text.setAnchor((0.5, 1.0) if up else (0.5, 0.0))
             text.setPos(i + bars.offsets[s], top + (PAD / sy if up else -PAD / sy))
             if where == INSIDE and finite[k]:
-                fill = pg.mkColor(fills[s])
-                text.setColor("#111111" if fill.lightness() > 140 else "#f5f5f5")
+                text.setColor(themes.text_on(fills[s]))  # black or white, whichever reads better on the bar
             else:
                 text.setColor(foreground)
 

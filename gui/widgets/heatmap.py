@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 from PySide6.QtCore import QPointF, Signal
+from PySide6.QtGui import QFontMetricsF
 
 import compute
 from gui import theme as themes
@@ -14,12 +15,23 @@ from gui.qt import pg
 from gui.widgets.plot import Plot
 from gui.widgets.ticks import few_ticks, label_ticks
 
-#: Cells get their value written in them up to this many rows/columns.
-MAX_ANNOTATED = 10
+#: Cells get text items for their values up to this many rows/columns; the numbers show
+#: only while they fit their cells in pixels (see Heatmap.fit_cell_texts).
+MAX_ANNOTATED = 16
+#: Pixels a cell keeps free around its number, across and down.
+CELL_PAD = (4.0, 2.0)
 #: PooledHeatmap shows block maxima beyond this many rows or columns.
 DISPLAY_MAX = 512
 #: Token labels fit under a narrow plot up to this many columns; beyond, columns are numbered.
 WORDS_ACROSS = 6
+
+
+def _two_decimals(v: float) -> str:
+    return f"{v:.2f}" if np.isfinite(v) else fmt(v)
+
+
+def _one_decimal(v: float) -> str:
+    return f"{v:.1f}" if np.isfinite(v) else fmt(v)
 
 
 class Heatmap(Plot):
@@ -42,6 +54,10 @@ class Heatmap(Plot):
         self._rows: tuple[str, ...] = ()
         self._cols: tuple[str, ...] = ()
         self._texts: list[pg.TextItem] = []
+        self._cell_values = np.zeros((0, 0))
+        self._cell_formats: tuple = (fmt,)
+        #: Whether the cells' numbers are drawn now (they fit their cells); else the colour bar gives the reading.
+        self.cell_numbers_shown = False
         super().__init__(title)
         self.scene().sigMouseClicked.connect(self._clicked)
         self.describe = self._describe_cell
@@ -61,6 +77,9 @@ class Heatmap(Plot):
         self.highlight.setZValue(10)
         self.highlight.hide()
         item.addItem(self.highlight)
+        vb = item.getViewBox()
+        vb.sigResized.connect(self.fit_cell_texts)
+        vb.sigRangeChanged.connect(self.fit_cell_texts)
 
     def theme_changed(self, theme: themes.Theme) -> None:
         axis = self.colorbar.axis
@@ -94,11 +113,7 @@ class Heatmap(Plot):
             item.setYRange(0, n, padding=0.02)
             self._make_texts(n * m if max(n, m) <= MAX_ANNOTATED else 0)
         self._matrix = matrix
-        for k, text in enumerate(self._texts):
-            i, j = divmod(k, m)
-            text.setText(fmt(matrix[i, j]))
-            text.setPos(j + 0.5, i + 0.5)
-        self._color_texts()
+        self._write_cells(matrix, (fmt, _two_decimals))
 
     @property
     def matrix(self) -> np.ndarray:
@@ -112,6 +127,46 @@ class Heatmap(Plot):
             return
         self.highlight.setRect(col, 0, 1, n)
         self.highlight.show()
+
+    def _write_cells(self, values: np.ndarray, formats: tuple) -> None:
+        """Cell k's text shows ``values.flat[k]`` in the first of ``formats`` that fits (see fit_cell_texts)."""
+        m = values.shape[1] if values.ndim == 2 else 1
+        for k, text in enumerate(self._texts):
+            i, j = divmod(k, m)
+            text.setPos(j + 0.5, i + 0.5)
+        self._cell_values = values
+        self._cell_formats = formats
+        self.fit_cell_texts()
+        self._color_texts()
+
+    def fit_cell_texts(self, *_args) -> None:
+        """Show the cells' numbers in the longest format that fits every cell in pixels, or hide them all.
+
+        Re-run on every resize and range change; while hidden, the colour
+        bar (and the hover text) carry the reading.
+        """
+        texts = self._texts
+        if not texts or self._cell_values.size < len(texts):
+            self.cell_numbers_shown = False
+            return
+        vb = self.getPlotItem().getViewBox()
+        (x0, x1), (y0, y1) = vb.viewRange()
+        cell_w = vb.width() / abs(x1 - x0) if x1 != x0 else 0.0
+        cell_h = vb.height() / abs(y1 - y0) if y1 != y0 else 0.0
+        metrics = QFontMetricsF(texts[0].textItem.font())
+        values = self._cell_values.ravel()[: len(texts)]
+        chosen = None
+        if metrics.height() + CELL_PAD[1] <= cell_h:
+            for f in self._cell_formats:
+                strings = [f(v) for v in values]
+                if max(metrics.horizontalAdvance(t) for t in strings) + CELL_PAD[0] <= cell_w:
+                    chosen = strings
+                    break
+        self.cell_numbers_shown = chosen is not None
+        for k, text in enumerate(texts):
+            if chosen is not None and text.toPlainText() != chosen[k]:
+                text.setText(chosen[k])
+            text.setVisible(chosen is not None)
 
     def _make_texts(self, count: int) -> None:
         item = self.getPlotItem()
@@ -224,17 +279,13 @@ class PooledHeatmap(Heatmap):
             item.setYRange(0, n, padding=0.02)
             self._rows, self._cols = tuple(rows), tuple(cols)
             self._matrix = shown
-            self._make_texts(n * m if self._annotate and max(n, m) <= 8 else 0)
+            self._make_texts(n * m if self._annotate and max(n, m) <= MAX_ANNOTATED else 0)
         self._matrix = shown
         self._full = full
         self._shape = (n, m)
         self.pooling = (fr, fc)
-        for k, text in enumerate(self._texts):
-            i, j = divmod(k, m)
-            v = full[i, j]  # weights lie in 0..1: two decimals always fit the cell (hover for more)
-            text.setText(f"{v:.2f}" if np.isfinite(v) else fmt(v))
-            text.setPos(j + 0.5, i + 0.5)
-        self._color_texts()
+        if len(self._texts) == n * m:  # weights lie in 0..1: two decimals, one where two do not fit
+            self._write_cells(full, (_two_decimals, _one_decimal))
         return fr, fc
 
     def _show_mask(self, masked, width, height) -> None:
