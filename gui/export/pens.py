@@ -32,6 +32,15 @@ def _wider(pen, factor: float) -> QPen | None:
     return out
 
 
+def _set_axis_pen(axis: pg.AxisItem, pen: QPen) -> None:
+    """``axis.setPen`` without its side effect: pyqtgraph recolours the axis label in the pen's colour."""
+    colour = axis.labelStyle.get("color")
+    axis.setPen(pen)
+    if colour is not None and axis.labelStyle.get("color") != colour:
+        axis.labelStyle["color"] = colour
+        axis._updateLabel()
+
+
 def _widen_item(el, factor: float) -> Callable[[], None] | None:
     if isinstance(el, pg.PlotDataItem):  # its curve and its legend swatch read opts['pen']
         old, old_sym = el.opts.get("pen"), el.opts.get("symbolPen")
@@ -83,8 +92,8 @@ def _widen_item(el, factor: float) -> Callable[[], None] | None:
         pen = _wider(old, factor)
         if pen is None:
             return None
-        el.setPen(pen)
-        return lambda el=el, old=old: el.setPen(old)
+        _set_axis_pen(el, pen)
+        return lambda el=el, old=old: _set_axis_pen(el, old)
     if isinstance(el, QAbstractGraphicsShapeItem):  # rectangles: highlights, frames
         old = el.pen()
         pen = _wider(old, factor)
