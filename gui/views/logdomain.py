@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -269,9 +269,19 @@ class LogTableWidget(QTableWidget):
             self.setHorizontalHeaderItem(c, header)
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
         self.verticalHeader().setDefaultSectionSize(22)
         self._labels: tuple[str, ...] = ()
         self._shown: list[list[tuple]] = []
+
+    def minimumSizeHint(self) -> QSize:
+        """Wide enough for every column's title: the stretched columns share the width equally."""
+        fm = self.horizontalHeader().fontMetrics()
+        titles = [fm.horizontalAdvance(self.horizontalHeaderItem(c).text()) + 14 for c in range(self.columnCount())]
+        width = self.verticalHeader().sizeHint().width() + titles[0] + (len(titles) - 1) * max(titles[1:])
+        width += 2 * self.frameWidth()
+        hint = super().minimumSizeHint()
+        return QSize(max(hint.width(), width), hint.height())
 
     def flags(self, row: int, column: int) -> str:
         """"underflow", "lost" or "" for a cell (for tests)."""
