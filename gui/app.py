@@ -142,6 +142,7 @@ class MainWindow(QMainWindow):
             index = registry.VIEWS.index(spec)
             view = spec.widget_class()(self.lab.scores, self.lab.models[name])
             view.status.connect(self.show_status)
+            view.hover_ended.connect(self._clear_hover)
             view.set_explanation_shown(self.explanation_shown)
             view.explanation_toggled.connect(self.set_explanation_shown)
             old = self.stack.widget(index)
@@ -166,6 +167,11 @@ class MainWindow(QMainWindow):
     def show_status(self, text: str) -> None:
         if text:
             self.statusBar().showMessage(text, 8000)
+
+    def _clear_hover(self, text: str) -> None:
+        """A view's hover readout went stale: take it off the status bar if it is still there."""
+        if self.statusBar().currentMessage() == text:
+            self.statusBar().clearMessage()
 
     # -- menus --------------------------------------------------------------------
     def _action(self, key: str, slot, shortcut=None) -> QAction:

@@ -37,6 +37,8 @@ class BaseView(QWidget):
     """
 
     status = Signal(str)
+    #: The hover readout this view last sent to ``status`` went stale (new data, or the view was hidden).
+    hover_ended = Signal(str)
     #: The user folded (False) or opened (True) the explanation with the panel's own button.
     explanation_toggled = Signal(bool)
 
@@ -157,8 +159,21 @@ class BaseView(QWidget):
 
     def add_plot(self, key: str, plot: Plot) -> Plot:
         self._plots[key] = plot
-        plot.hovered.connect(self.status)
+        plot.hovered.connect(self._hovered)
         return plot
+
+    def _hovered(self, text: str) -> None:
+        self._hover_text = text
+        self.status.emit(text)
+
+    def _end_hover(self) -> None:
+        text, self._hover_text = getattr(self, "_hover_text", ""), ""
+        if text:
+            self.hover_ended.emit(text)
+
+    def hideEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        self._end_hover()
+        super().hideEvent(event)
 
     # -- for the window, the CLI and the tests -----------------------------------------
     def _state_changed(self, *_args) -> None:
@@ -167,6 +182,7 @@ class BaseView(QWidget):
     def _redraw(self, *_args) -> None:
         self.redraw()
         self.redraw_count += 1
+        self._end_hover()  # the readout described the old data
 
     @property
     def redraw_pending(self) -> bool:
