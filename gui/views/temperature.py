@@ -12,6 +12,7 @@ from gui.model.temperature import TemperatureModel
 from gui.model.texts import tr
 from gui.qt import pg
 from gui.views.base import BaseView
+from gui.widgets.line_labels import LineLabels
 from gui.widgets.plot import BarChart, TemperatureCurve
 from gui.widgets.sliders import ParamSlider, ValueSlider
 
@@ -26,11 +27,13 @@ class EntropyPlot(TemperatureCurve):
 
     def create_items(self, item: pg.PlotItem) -> None:
         super().create_items(item)
-        label_opts = {"anchors": [(0, 1), (0, 1)]}
-        self.cold = pg.InfiniteLine(angle=0, movable=False, label="", labelOpts={**label_opts, "position": 0.02})
-        self.hot = pg.InfiniteLine(angle=0, movable=False, label="", labelOpts={**label_opts, "position": 0.45})
+        self.cold = pg.InfiniteLine(angle=0, movable=False, label="")
+        self.hot = pg.InfiniteLine(angle=0, movable=False, label="")
         for line in (self.cold, self.hot):
             item.addItem(line, ignoreBounds=True)
+        # entropy grows with T: the curve runs along the one-hot limit on the left and along the
+        # uniform limit on the right, so each label ends up at the other end, clear of the curve
+        self.line_labels = LineLabels(item, [self.hot, self.cold], lambda: [self.curve], [self.now_line])
 
     def theme_changed(self, theme: themes.Theme) -> None:
         super().theme_changed(theme)
@@ -44,6 +47,7 @@ class EntropyPlot(TemperatureCurve):
         self.hot.setValue(h_hot)
         self.hot.label.setFormat(tr("plot.entropy.hot", n=n, h=fmt(h_hot)))
         self.getPlotItem().setYRange(0, max(h_hot, 1e-3) * 1.12, padding=0)
+        self.line_labels.place()
 
 
 class TemperatureView(BaseView):

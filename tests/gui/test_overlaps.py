@@ -265,3 +265,76 @@ def test_titles_use_real_symbols():
     for header in HEADERS.values():
         assert "_" not in header
         assert "^" not in header
+
+
+# -- line labels cross no curve and no line ------------------------------------------------------------
+def drawn_box(plot, line):
+    """The label's drawn rectangle in view units, from the scene (not from the placer's own sums)."""
+    vb = plot.getPlotItem().getViewBox()
+    r = vb.mapSceneToView(line.label.sceneBoundingRect()).boundingRect()
+    return r.left(), r.right(), min(r.top(), r.bottom()), max(r.top(), r.bottom())
+
+
+def assert_clear(plot, lines, curve, now_line):
+    import numpy as np
+
+    from gui.widgets.line_labels import hits_curve
+
+    x, y = (np.asarray(a, float) for a in curve.getData())
+    (x0, x1), (y0, y1) = plot.getPlotItem().getViewBox().viewRange()
+    boxes = []
+    for line in lines:
+        box = drawn_box(plot, line)
+        text = line.label.toPlainText()
+        left, right, bottom, top = box
+        assert x0 <= left and right <= x1, text
+        assert y0 <= bottom and top <= y1, text
+        assert not hits_curve(box, x, y), f"the curve crosses {text!r}"
+        # on its line, or stacked one label up over a line that nearly coincides with it
+        height = top - bottom
+        assert min(abs(bottom - line.value()), abs(top - line.value())) < 1.5 * height, text
+        # its own line runs along one edge of it, never through it; no other line does either
+        for other in lines:
+            assert not bottom + 1e-9 < other.value() < top - 1e-9, (text, other.label.toPlainText())
+        if now_line is not None:
+            assert not left < now_line.value() < right, f"the current value's line crosses {text!r}"
+        for b in boxes:
+            assert not (left < b[1] and b[0] < right and bottom < b[3] and b[2] < top), text
+        boxes.append(box)
+
+
+@pytest.fixture
+def window(qtbot, tmp_path):
+    from gui.app import MainWindow
+
+    w = MainWindow(settings_dir=str(tmp_path), restore=False)
+    qtbot.addWidget(w)
+    w.resize(1280, 800)
+    w.show()
+    qtbot.waitExposed(w)
+    return w
+
+
+@pytest.mark.parametrize("values", [[2.0, 1.0, 0.5, -1.0], [2.0, 2.0, 1.0], [3.0, 0.0], [1.0, 0.9, 0.8, 0.7, 0.6, 0.5]])
+@pytest.mark.parametrize("t", [1.0, 0.03, 30.0])
+def test_the_entropy_limit_labels_cross_neither_curve_nor_line(qtbot, window, values, t):
+    window.lab.scores.set_values(values)
+    window.lab.models["temperature"].temperature = t
+    view = window.show_view("temperature")
+    view.flush()
+    qtbot.wait(20)
+    plot = view.entropy
+    assert_clear(plot, [plot.cold, plot.hot], plot.curve, plot.now_line)
+
+
+@pytest.mark.parametrize("values", [[2.0, 1.0, 0.5, -1.0], [50.0, 1.0], [9.0, 3.0, 1.0], [0.5, 0.1]])
+@pytest.mark.parametrize("scale", [1.0, 30.0])
+def test_the_overflow_threshold_labels_cross_neither_curve_nor_line(qtbot, window, values, scale):
+    window.lab.scores.set_values(values)
+    window.lab.models["precision"].scale = scale
+    view = window.show_view("precision")
+    view.flush()
+    qtbot.wait(20)
+    plot = next(p for p in view.plots().values() if hasattr(p, "lines") and hasattr(p, "crossing"))
+    # at the default scale the marker of the scale is clear too (a narrow plot leaves no room for that everywhere)
+    assert_clear(plot, plot.lines, plot.curve, plot.now_line if scale == 1.0 else None)

@@ -14,6 +14,7 @@ from gui.format import fmt
 from gui.model.precision import DTYPES, PrecisionModel, PrecisionResult, SumErrors
 from gui.model.texts import tr
 from gui.qt import pg
+from gui.widgets.line_labels import LineLabels
 from gui.widgets.plot import Plot, style_current
 
 
@@ -38,20 +39,18 @@ class OverflowPlot(Plot):
         item.setLogMode(x=True, y=True)
         item.setMouseEnabled(x=False, y=False)
         self.lines = []
-        for i, d in enumerate(DTYPES):
+        for d in DTYPES:
             t = compute.overflow_threshold(d)
-            above = d != "bfloat16"  # bfloat16 (88.5) and float32 (88.72) nearly coincide: one label below
-            line = pg.InfiniteLine(
-                pos=math.log10(t), angle=0, movable=False,
-                label=tr("precision.overflow.line", dtype=d, threshold=f"{t:.2f}"),
-                labelOpts={"position": 0.03 if i % 2 == 0 else 0.3,
-                           "anchors": [(0, 1), (0, 1)] if above else [(0, 0), (0, 0)]},
-            )
+            line = pg.InfiniteLine(pos=math.log10(t), angle=0, movable=False,
+                                   label=tr("precision.overflow.line", dtype=d, threshold=f"{t:.2f}"))
             item.addItem(line, ignoreBounds=True)
             self.lines.append(line)
         self.curve = item.plot([], [])
         self.now_line = pg.InfiniteLine(angle=90, movable=False)
         item.addItem(self.now_line, ignoreBounds=True)
+        # each label along its line, above or below, clear of the curve, the current scale's line, the
+        # other lines (bfloat16's 88.5 and float32's 88.72 nearly coincide) and the labels placed before
+        self.line_labels = LineLabels(item, self.lines, lambda: [self.curve], [self.now_line])
         self.marker = item.plot([], [], pen=None, symbol="o", symbolSize=10)
         self.crossing = item.plot([], [], pen=None, symbol="x", symbolSize=13)
         item.setXRange(-0.08, 3.25, padding=0)  # room for the "1000" tick label
@@ -91,6 +90,7 @@ class OverflowPlot(Plot):
         if y_range != self._y_range:
             self._y_range = y_range
             self.getPlotItem().setYRange(*y_range, padding=0)
+        self.line_labels.place()
 
 
 class SumErrorPlot(Plot):
