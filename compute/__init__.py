@@ -46,6 +46,30 @@ sparsemax, entmax, hardmax, the LM head's filters):
 * no warnings: the special values are produced on purpose, under
   ``np.errstate(all="ignore")``.
 
+Finite scores near the dtype's limits follow two more rules:
+
+* **Overflowing shift.**  Every map above computes ``(x - max) / T``
+  (shift first, then divide).  For finite scores of opposite signs near the
+  limit, ``x - max`` overflows to ``-inf`` (``-1e308 - 1e308``) although the
+  quotient is finite when ``T > 1``; such entries are computed as
+  ``(x/2 - max/2) / (T/2)`` (the halvings are exact), so a shifted score is
+  ``-inf`` only where the true ``(x - max) / T`` is below the dtype's range,
+  and every other entry keeps the plain formula's bits.
+  ``log_softmax(float32[3.4028235e38, -3.4028235e38], T=2)`` is
+  ``[0, -3.4028235e38]``; ``softmax([1e308, -1e308], T=1e308)`` is
+  ``[0.881, 0.119]``.  The check costs nothing on ordinary rows: it runs
+  only for ``T > 1`` on rows whose maximum exceeds ``2**(maxexp - nmant - 3)``
+  (about 5e30 in float32, 5e291 in float64).  The online partials (and so
+  the kernels' emulation and the CUDA kernels) follow the same rule.
+* **Out-of-range factors.**  A temperature or attention scale that is not a
+  normal number of the working dtype (``1e-50`` or ``1e50`` for float32) is
+  applied in float64 and rounded back, never rounded to 0 or inf first.
+
+logsumexp and the smooth max count the entries equal to the maximum (``k``
+of them) and add the rest ``s`` of the shifted sum through ``log1p``:
+``max + log(k) + log1p(s / k)``, as SciPy does since its gh-18295, so
+``logsumexp([0, -40])`` is ``4.248e-18``, not 0.
+
 Rows are independent.  Functions that differ say so (attention gives a fully
 masked row zeros; the samplers refuse rows they cannot sample).
 
@@ -53,7 +77,9 @@ dtype rules
 -----------
 Lists, ints and bools become float64; float16, float32 and float64 keep their
 dtype (float16 is computed in float32 and rounded back); complex, object and
-other non-real input raises ``TypeError``.  A 0-d input is a one-element
+other non-real input raises ``TypeError``, and so does a NumPy masked array
+(``numpy.ma``: ``np.asarray`` would silently drop its mask; pass
+``x.filled(-np.inf)`` or ``x.compressed()``).  A 0-d input is a one-element
 vector.
 """
 

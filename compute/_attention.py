@@ -59,7 +59,15 @@ from numpy.typing import ArrayLike
 
 from compute import backends as _backends
 from compute._checks import _check_bool, _check_count, _check_scale
-from compute._rows import BoolArray, FloatArray, _as_float_array, _as_float_device, _working_dtype
+from compute._rows import (
+    BoolArray,
+    FloatArray,
+    _as_float_array,
+    _as_float_device,
+    _refuse_masked,
+    _times,
+    _working_dtype,
+)
 from compute._softmax import softmax
 
 __all__ = [
@@ -77,6 +85,7 @@ __all__ = [
 # validation helpers
 # --------------------------------------------------------------------------
 def _check_operand(x: ArrayLike, name: str) -> FloatArray:
+    _refuse_masked(x, name)
     a = _as_float_array(x)
     _check_ndim(a.shape, name)
     return a
@@ -99,6 +108,7 @@ def _check_qk(q: FloatArray, k: FloatArray) -> None:
 
 
 def _check_mask(mask: ArrayLike, n_q: int, n_k: int) -> BoolArray:
+    _refuse_masked(mask, "mask")
     m = np.asarray(mask)
     if m.dtype != np.bool_:
         raise TypeError(
@@ -182,28 +192,13 @@ def masked_rows(causal: bool, mask: ArrayLike | None, n_q: int, n_k: int) -> Boo
 # --------------------------------------------------------------------------
 # attention
 # --------------------------------------------------------------------------
-def _apply_scale(raw: FloatArray, scale: float) -> FloatArray:
-    """``raw * scale`` in ``raw``'s precision (``raw`` is a fresh array).
-
-    A scale that is not a normal number in that precision is applied in
-    float64 and rounded back (see the module docstring).  Under errstate.
-    """
-    if scale == 1.0:
-        return raw
-    s = raw.dtype.type(scale)
-    if np.isfinite(s) and s >= np.finfo(raw.dtype).tiny:
-        raw *= s
-        return raw
-    return (raw.astype(np.float64) * scale).astype(raw.dtype)
-
-
 def _scores(q: FloatArray, k: FloatArray, scale: float | None, work: np.dtype[Any]) -> FloatArray:
     """The scaled scores in the working dtype ``work``; q, k validated."""
     s = 1.0 / math.sqrt(q.shape[-1]) if scale is None else _check_scale(scale)
     qw = q.astype(work, copy=False)
     kw = k.astype(work, copy=False)
     with np.errstate(all="ignore"):
-        return _apply_scale(np.matmul(qw, np.swapaxes(kw, -1, -2)), s)
+        return _times(np.matmul(qw, np.swapaxes(kw, -1, -2)), s)
 
 
 def attention_scores(q: ArrayLike, k: ArrayLike, scale: float | None = None) -> FloatArray:
@@ -382,7 +377,7 @@ def _attention_host(
     if keep_raw:  # the product once, the scale on a copy: the same bits as _scores gives
         raw = _scores(qa, ka, 1.0, work)
         with np.errstate(all="ignore"):
-            scores = _apply_scale(raw.copy(), 1.0 / math.sqrt(qa.shape[-1]) if scale is None
+            scores = _times(raw.copy(), 1.0 / math.sqrt(qa.shape[-1]) if scale is None
                                   else _check_scale(scale))
     else:
         scores = _scores(qa, ka, scale, work)
@@ -431,7 +426,7 @@ def _attention_on_device(
     work = _working_dtype(out_dtype)
     s = 1.0 / math.sqrt(qa.shape[-1]) if scale is None else _check_scale(scale)
     scores = cp.matmul(qa.astype(work, copy=False), cp.swapaxes(ka.astype(work, copy=False), -1, -2))
-    scores = _apply_scale(scores, s)
+    scores = _times(scores, s)
     if allowed is not None:
         scores = cp.where(cp.asarray(allowed), scores, work.type(-np.inf))
     empty = (scores == work.type(-np.inf)).all(axis=-1, keepdims=True)

@@ -13,6 +13,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from compute._checks import _check_count, _check_finite, _real
+from compute._rows import _refuse_masked
 
 __all__ = ["chi2_sf", "chi_square_test"]
 
@@ -185,6 +186,8 @@ def chi_square_test(
         shapes differ, not 1-D, empty, negative or non-finite
         entries, totals that disagree, or a negative ``min_expected``.
     """
+    _refuse_masked(observed, "observed")
+    _refuse_masked(expected, "expected")
     o = np.asarray(observed, dtype=np.float64)
     e = np.asarray(expected, dtype=np.float64)
     if o.ndim != 1 or o.shape != e.shape:

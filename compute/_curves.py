@@ -9,7 +9,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from compute._checks import _check_count, _check_finite, _check_seed, _drive, check_temperature
-from compute._rows import IntArray, _as_float_array, _logit_rows, _one_row
+from compute._rows import IntArray, _as_float_array, _logit_rows, _one_row, _shifted_curve
 from compute._softmax import softmax
 from compute._steps import entropy
 
@@ -87,23 +87,38 @@ def _curves_fast(
     # Z = sum(e) and entropy = log Z - sum(e z) / Z.  Only the 100 largest
     # d can have p > 1 % (at most 99 tokens can), and the two largest give
     # the gap, so those need no pass over the whole row.
-    d = x[np.isfinite(x)]
-    d = d - d.max()
+    f = x[np.isfinite(x)]
+    with np.errstate(all="ignore"):
+        d = f - f.max()
+        # x - max can overflow (1e308 - -1e308) where (x - max) / T need not:
+        # such rows take softmax's own shift per block (_shifted_curve); the
+        # halves order the head, since they never overflow
+        overflow = bool(np.isneginf(d).any())
+        order = f * 0.5 - f.max() * 0.5 if overflow else d
+        # z = -inf somewhere (its e = 0, and 0 * -inf is NaN in sum(e z))
+        zero_tail = overflow or bool(np.isneginf(d.min() / ts.min()))
     v = d.size
-    head = np.sort(np.partition(d, v - min(v, 100))[v - min(v, 100) :])[::-1]  # descending
+    n_head = min(v, 100)
+    head = np.argpartition(-order, n_head - 1)[:n_head]
+    head = head[np.argsort(-order[head], kind="stable")]  # descending
     block = max(1, min(total, (1 << 21) // v))
     z_buf, e_buf = np.empty((block, v)), np.empty((block, v))  # reused: no fresh pages per block
     for start in range(0, total, block):
         sl = slice(start, min(start + block, total))
         t = ts[sl, None]
         with np.errstate(all="ignore"):
-            z = np.divide(d[None, :], t, out=z_buf[: sl.stop - start])
+            if overflow:
+                z = z_buf[: sl.stop - start]
+                z[...] = _shifted_curve(f, ts[sl])
+            else:
+                z = np.divide(d[None, :], t, out=z_buf[: sl.stop - start])
             e = np.exp(z, out=e_buf[: sl.stop - start])
             big_z = e.sum(axis=1)
-            h = np.log(big_z) - np.einsum("ij,ij->i", e, z) / big_z
+            ez = np.einsum("ij,ij->i", e, np.where(e > 0, z, 0.0) if zero_tail else z)
+            h = np.log(big_z) - ez / big_z
             result["entropy"][sl] = np.maximum(h, 0.0)
             result["perplexity"][sl] = np.exp(result["entropy"][sl])
-            p_head = np.exp(head[None, :] / t) / big_z[:, None]
+            p_head = np.exp(z[:, head]) / big_z[:, None]
         result["above_1pct"][sl] = np.count_nonzero(p_head > 0.01, axis=-1)
         result["top2_gap"][sl] = p_head[:, 0] - (p_head[:, 1] if v >= 2 else 0.0)
         yield sl.stop, total

@@ -15,12 +15,14 @@ from numpy.typing import ArrayLike
 
 from compute._checks import _check_scale, _check_whole
 from compute._online import finish_logsumexp, rescale, weights
-from compute._rows import FloatArray
+from compute._rows import FloatArray, _refuse_masked, _times
 
 __all__ = ["FlashStep", "FlashTrace", "flash_attention", "flash_attention_trace"]
 
 
 def _attention_inputs(q: ArrayLike, k: ArrayLike, v: ArrayLike, scale: float | None, tile: int):
+    for name, a in (("q", q), ("k", k), ("v", v)):
+        _refuse_masked(a, name)
     qa, ka, va = (np.asarray(a) for a in (q, k, v))
     for name, a in (("q", qa), ("k", ka), ("v", va)):
         if a.ndim < 2 or a.dtype.kind not in "biuf":
@@ -33,14 +35,16 @@ def _attention_inputs(q: ArrayLike, k: ArrayLike, v: ArrayLike, scale: float | N
     out_dtype = np.result_type(qa, ka, va, np.float16)
     work = np.promote_types(out_dtype, np.float32)
     qa, ka, va = (a.astype(work, copy=False) for a in (qa, ka, va))
+    # the scale as attention applies it: a Python float, multiplied in float64
+    # where it is not a normal number of the working dtype (1e50 for float32)
     s = 1.0 / math.sqrt(qa.shape[-1]) if scale is None else _check_scale(scale)
-    return qa, ka, va, work.type(s), out_dtype, tile
+    return qa, ka, va, s, out_dtype, tile
 
 
-def _tile_scores(qa, ka, start: int, stop: int, s, causal: bool):
+def _tile_scores(qa, ka, start: int, stop: int, s: float, causal: bool):
     """The scaled scores of keys start..stop for every query, causal cells set to -inf."""
     with np.errstate(all="ignore"):
-        scores = np.matmul(qa, np.swapaxes(ka[..., start:stop, :], -1, -2)) * s
+        scores = _times(np.matmul(qa, np.swapaxes(ka[..., start:stop, :], -1, -2)), s)
     if causal:
         i = np.arange(qa.shape[-2])[:, None]
         j = np.arange(start, stop)[None, :]

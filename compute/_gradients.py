@@ -45,7 +45,15 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from compute._checks import _check_count, _real
-from compute._rows import FloatArray, _as_float_array, _prepare, _restore, _rows_last, _working_dtype
+from compute._rows import (
+    FloatArray,
+    _as_float_array,
+    _prepare,
+    _refuse_masked,
+    _restore,
+    _rows_last,
+    _working_dtype,
+)
 from compute._softmax import log_softmax, softmax
 
 __all__ = [
@@ -75,6 +83,7 @@ def _check_convention(convention: str) -> str:
 
 
 def _check_target(target: ArrayLike, n_classes: int) -> NDArray[np.intp]:
+    _refuse_masked(target, "target")
     t = np.asarray(target)
     if t.dtype.kind not in "iu":
         raise TypeError(
@@ -180,6 +189,7 @@ def _ce_inputs(
     a, ax, out_dtype, shape = _prepare(logits, axis)
     rows = _rows_last(a, ax)
     batch = rows.shape[:-1]
+    _refuse_masked(target, "target")
     t = np.asarray(target)
     try:
         t = np.broadcast_to(t, batch)

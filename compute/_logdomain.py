@@ -36,7 +36,15 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from compute._checks import _check_positive, check_temperature
-from compute._rows import FloatArray, _prepare, _rows_last, _shifted
+from compute._rows import (
+    FloatArray,
+    _as_float_array,
+    _log_sum_exp_shifted,
+    _prepare,
+    _rows_last,
+    _shifted,
+    _shifted_curve,
+)
 from compute._softmax import softmax
 
 __all__ = [
@@ -62,7 +70,7 @@ def _smooth_max_rows(rows: FloatArray, shifted: FloatArray, t) -> FloatArray:
     """
     calc = np.promote_types(rows.dtype, np.float64)
     m = np.max(rows, axis=-1).astype(calc)
-    lse = np.log(np.exp(shifted).sum(axis=-1)).astype(calc)
+    lse = _log_sum_exp_shifted(shifted)[..., 0].astype(calc)  # log1p of the rest, as logsumexp
     # all -inf rows: m = -inf and lse = -inf; -inf + t * -inf is -inf already,
     # but say so: it must never become NaN.
     return np.where(m == -np.inf, -np.inf, m + t * lse)
@@ -97,7 +105,7 @@ def smooth_min(x: ArrayLike, temperature: float = 1.0, axis: int = -1) -> FloatA
     Special values mirror :func:`smooth_max`'s (see compute's special
     values): a ``-inf`` entry gives ``-inf``, ``+inf`` entries drop out.
     """
-    a, _, _, _ = _prepare(x, axis)
+    a = _as_float_array(x)  # negation is exact in every dtype: float16 stays float16
     return np.negative(smooth_max(np.negative(a), temperature, axis))
 
 
@@ -121,14 +129,15 @@ def smooth_max_curve(x: ArrayLike, temperatures: Iterable[float]) -> FloatArray:
         raise ValueError(f"smooth_max_curve takes one row (1-d), got shape {a.shape}")
     if a.dtype == np.float64 and a.size and np.all(np.isfinite(a)) and ts.size:
         with np.errstate(all="ignore"):
-            shifted = (a - a.max())[None, :] / ts[:, None]  # t == 1 divides exactly, as _shifted skips it
+            shifted = _shifted_curve(a, ts)  # the rows _shifted gives for each T, bit for bit
             return _smooth_max_rows(np.broadcast_to(a, shifted.shape), shifted, ts)
-    return np.array([smooth_max(a, t) for t in ts], dtype=out_dtype).reshape(len(ts))
+    with np.errstate(all="ignore"):  # float16 rounds past 65504 to inf, as smooth_max's own cast does
+        return np.array([smooth_max(a, t) for t in ts], dtype=out_dtype).reshape(len(ts))
 
 
 def smooth_min_curve(x: ArrayLike, temperatures: Iterable[float]) -> FloatArray:
     """``smooth_min(x, T)`` for every ``T`` in ``temperatures`` (see :func:`smooth_max_curve`)."""
-    a, _, _, _ = _prepare(x, -1)
+    a = _as_float_array(x)
     return np.negative(smooth_max_curve(np.negative(a), temperatures))
 
 

@@ -9,7 +9,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from compute._checks import _check_count, check_temperature
-from compute._rows import IntArray, _logit_rows
+from compute._rows import IntArray, _logit_rows, _refuse_masked
 from compute._softmax import softmax
 
 __all__ = ["MoERoute", "expert_load", "moe_route"]
@@ -73,6 +73,7 @@ def moe_route(gate_logits: ArrayLike, k: int, temperature: float = 1.0) -> MoERo
         more than 2 dimensions.
     """
     t = check_temperature(temperature)
+    _refuse_masked(gate_logits, "gate_logits")
     a = np.asarray(gate_logits)
     if a.ndim > 2:
         raise ValueError(f"gate_logits must be (tokens, experts), got shape {a.shape}")
@@ -99,6 +100,8 @@ def expert_load(indices: ArrayLike, n_experts: int, weights: ArrayLike | None = 
     float64 sum of the gate weights routed to each expert.
     """
     n_experts = _check_count(n_experts, "n_experts", 1)
+    _refuse_masked(indices, "indices")
+    _refuse_masked(weights, "weights")
     idx = np.asarray(indices)
     if idx.size and idx.dtype.kind not in "iu":
         raise TypeError(f"indices must be integers, got dtype {idx.dtype}")

@@ -248,7 +248,11 @@ def _entmax_bisect_rows(r: FloatArray, alpha: float) -> FloatArray:
         down = active & ~(f >= 0)
         lo, p_lo, f_lo = np.where(up, mid, lo), np.where(up, p, p_lo), np.where(up, f, f_lo)
         hi, p_hi, f_hi = np.where(down, mid, hi), np.where(down, p, p_hi), np.where(down, f, f_hi)
-    p = np.where(np.abs(f_lo) <= np.abs(f_hi), p_lo, p_hi)
+    # The end nearer the root, but never one where every p is 0 (f = -1): for a
+    # huge alpha the root can lie closer to 0 than any float (alpha = 1e4 and
+    # three tied scores: tau = -3**-9999), and p_lo at the smallest u or -tau
+    # then already holds the answer's pattern (1/k on the k tied maxima).
+    p = np.where((np.abs(f_lo) <= np.abs(f_hi)) | (f_hi == -1), p_lo, p_hi)
     p = p / p.sum(axis=-1, keepdims=True)
     return np.where(bad, np.nan, p).astype(r.dtype, copy=False)
 

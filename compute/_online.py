@@ -12,7 +12,8 @@ block's max in raw score units and ``d = sum_i w(x_i, m)`` with
               0                  if x == m == -inf
 
 so the temperature is folded in exactly as :func:`compute.softmax` does it
-(shift first, then divide).  The ``x == m`` cases give compute's special
+(shift first, then divide, with its rules for a T outside the dtype's range
+and for an overflowing shift: see compute's special values).  The ``x == m`` cases give compute's special
 values: each ``+inf`` score contributes 1 and everything else
 ``exp(-inf) = 0``; an all ``-inf`` row has ``d = 0``; a NaN makes ``m`` and
 ``d`` NaN.  Two partials merge by keeping the larger max and rescaling the other
@@ -33,7 +34,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from compute._checks import _check_whole
-from compute._rows import FloatArray, _divide_into
+from compute._rows import FloatArray, _diff_over_t, _refuse_masked
 
 __all__ = [
     "MEMORY_METHODS",
@@ -52,28 +53,14 @@ __all__ = [
     "weights",
 ]
 
-def _over_t(d: np.ndarray, temperature: float) -> np.ndarray:
-    """``d / T`` (``d <= 0`` or NaN) in ``d``'s precision, never NaN from an out-of-range T.
-
-    :func:`compute.softmax`'s rule: a T that is not a normal number of the
-    dtype (``1e50`` for float32 rounds to inf, and ``-inf / inf`` is NaN) is
-    divided in float64 and rounded back.
-    """
-    d = np.array(d, copy=True, ndmin=0)
-    if d.ndim == 0:
-        d = d.reshape(1)
-        _divide_into(d, temperature)
-        return d[0]
-    _divide_into(d, temperature)
-    return d
-
 
 def weights(x: ArrayLike, m: ArrayLike, temperature: float = 1.0) -> FloatArray:
     """``w(x, m)`` elementwise (see the module docstring); ``m`` broadcasts."""
+    _refuse_masked(x, "x")
     x = np.asarray(x)
     m = np.asarray(m, dtype=x.dtype)
     with np.errstate(all="ignore"):
-        e = np.exp(_over_t(x - m, temperature))
+        e = np.exp(_diff_over_t(x, m, temperature))
         return np.where(x == m, np.where(m == -np.inf, 0.0, 1.0).astype(x.dtype), e)
 
 
@@ -87,7 +74,7 @@ def rescale(m_old: ArrayLike, m_new: ArrayLike, temperature: float = 1.0) -> Flo
     m_old = np.asarray(m_old)
     m_new = np.asarray(m_new, dtype=m_old.dtype)
     with np.errstate(all="ignore"):
-        e = np.exp(_over_t(m_old - m_new, temperature))
+        e = np.exp(_diff_over_t(m_old, m_new, temperature))
         return np.where(m_old == m_new, m_old.dtype.type(1), e)
 
 
@@ -121,10 +108,11 @@ def finish_softmax(x: ArrayLike, m: ArrayLike, d: ArrayLike, temperature: float 
 
 def finish_log_softmax(x: ArrayLike, m: ArrayLike, d: ArrayLike, temperature: float = 1.0) -> FloatArray:
     """``(x - m) / T - log(d)``; an all ``-inf`` row gives NaN (``-inf - -inf``)."""
+    _refuse_masked(x, "x")
     x = np.asarray(x)
     m = np.asarray(m, dtype=x.dtype)
     with np.errstate(all="ignore"):
-        z = np.where(x == m, np.where(m == -np.inf, np.nan, 0.0).astype(x.dtype), _over_t(x - m, temperature))
+        z = np.where(x == m, np.where(m == -np.inf, np.nan, 0.0).astype(x.dtype), _diff_over_t(x, m, temperature))
         return z - np.log(np.asarray(d, dtype=x.dtype))
 
 
@@ -139,6 +127,7 @@ def finish_logsumexp(m: ArrayLike, d: ArrayLike) -> FloatArray:
 # Traces: the algorithms written out step by step, for the Online-softmax view
 # --------------------------------------------------------------------------
 def _check_row(row: ArrayLike, block: int) -> tuple[FloatArray, int]:
+    _refuse_masked(row, "the row")
     x = np.asarray(row)
     if x.dtype.kind in "biu":
         x = x.astype(np.float64)

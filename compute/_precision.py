@@ -62,7 +62,7 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 from numpy.typing import ArrayLike, NDArray
 
-from compute._rows import _as_float_array, _rows_last
+from compute._rows import _as_float_array, _refuse_masked, _rows_last
 
 __all__ = [
     "PRECISION_DTYPES",
@@ -129,6 +129,7 @@ def to_bfloat16(x: ArrayLike) -> NDArray[np.float32]:
     input is rounded once too, not float64 -> float32 -> bfloat16: it goes
     through float32 rounded *to odd*, which makes the second rounding exact.
     """
+    _refuse_masked(x)
     a = np.asarray(x)
     if a.dtype.kind not in "fiub":
         raise TypeError(f"expected real numbers, got dtype {a.dtype}")

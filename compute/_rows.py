@@ -9,6 +9,7 @@ maximum, and where compute's special values come from.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -22,8 +23,18 @@ IntArray = NDArray[np.int64]
 BoolArray = NDArray[np.bool_]
 
 
+def _refuse_masked(x: Any, name: str = "input") -> None:
+    """Raise ``TypeError`` for a NumPy masked array, whose mask ``np.asarray`` would drop."""
+    if isinstance(x, np.ma.MaskedArray):
+        raise TypeError(
+            f"{name} is a masked array (numpy.ma), and its mask would be silently ignored; "
+            "pass x.filled(value) (e.g. -inf for scores that must get no weight) or x.compressed()"
+        )
+
+
 def _as_float_array(x: ArrayLike) -> FloatArray:
-    """``np.asarray`` under compute's dtype rules."""
+    """``np.asarray`` under compute's dtype rules (masked arrays refused)."""
+    _refuse_masked(x)
     a = np.asarray(x)
     kind = a.dtype.kind
     if kind == "f":
@@ -97,22 +108,58 @@ def _restore(
     return np.ascontiguousarray(out).reshape(shape)
 
 
-def _divide_into(d: FloatArray, t: float) -> None:
+def _divide_into(d: FloatArray, t: Any, halved: bool = False) -> None:
     """``d /= t`` in place, in ``d``'s precision; ``d <= 0`` (or NaN), ``t`` validated.
 
-    If ``t`` is not a normal number in ``d``'s dtype (e.g. ``t = 1e-50`` or
-    ``1e50`` for float32, which would round to 0 or inf and give ``0/0`` or
-    ``-inf/inf`` = NaN) the division is done in float64 and rounded back; the
-    result is then ``-inf`` / ``-0.0`` exactly where the true quotient is out
-    of range, never NaN.  Must be called under ``np.errstate(all="ignore")``.
+    ``t`` is a float, or a float64 array of temperatures broadcasting against
+    ``d`` (one per row).  If ``t`` is not a normal number in ``d``'s dtype
+    (e.g. ``t = 1e-50`` or ``1e50`` for float32, which would round to 0 or
+    inf and give ``0/0`` or ``-inf/inf`` = NaN) the division is done in
+    float64 and rounded back; the result is then ``-inf`` / ``-0.0`` exactly
+    where the true quotient is out of range, never NaN.  With ``halved``,
+    ``d`` holds halves and ``t > 1``: it is divided by ``t / 2``, the
+    precision chosen as for ``t``, which gives ``2 d / t``'s bits.  Must be
+    called under ``np.errstate(all="ignore")``.
     """
-    if t == 1.0:
+    if np.ndim(t) == 0:
+        if t == 1.0:
+            return
+        t_w = d.dtype.type(t)
+        if np.isfinite(t_w) and t_w >= np.finfo(d.dtype).tiny:
+            np.divide(d, t_w * 0.5 if halved else t_w, out=d)
+        else:
+            d[...] = (d.astype(np.float64) / (t * 0.5 if halved else t)).astype(d.dtype)
         return
-    t_w = d.dtype.type(t)
-    if np.isfinite(t_w) and t_w >= np.finfo(d.dtype).tiny:
-        np.divide(d, t_w, out=d)
-    else:
-        d[...] = (d.astype(np.float64) / t).astype(d.dtype)
+    t = np.asarray(t, dtype=np.float64)
+    t_w = t.astype(d.dtype)
+    normal = np.isfinite(t_w) & (t_w >= np.finfo(d.dtype).tiny)
+    wide = None if normal.all() else (d.astype(np.float64) / (t * 0.5 if halved else t)).astype(d.dtype)
+    np.divide(d, t_w * d.dtype.type(0.5) if halved else t_w, out=d)
+    if wide is not None:
+        np.copyto(d, wide, where=~np.broadcast_to(normal, d.shape))
+
+
+def _overflow_floor(dtype: np.dtype[Any]) -> float:
+    """Below this row maximum, ``x - max`` cannot overflow for any finite ``x`` of ``dtype``.
+
+    ``x - m`` rounds to ``-inf`` only if ``|x| + m >= max + ulp(max) / 2``;
+    with ``|x| <= max`` that needs ``m >= ulp(max) / 2 = 2**(maxexp - nmant - 2)``
+    (about 1e31 for float32, 1e292 for float64).  Half that, for margin.
+    """
+    fi = np.finfo(dtype)
+    return math.ldexp(1.0, fi.maxexp - fi.nmant - 3)
+
+
+def _halves(x: FloatArray, m: Any, t: Any) -> FloatArray:
+    """``(x - m) / t`` as ``(x/2 - m/2) / (t/2)``: it cannot overflow in the subtraction.
+
+    Halving is exact here (``m`` is huge, so a tiny ``x`` that loses a bit
+    is far below the difference's last place), so where ``x - m`` does not
+    overflow this gives the same bits as ``(x - m) / t``.  ``t > 1``.
+    """
+    h = np.subtract(x * 0.5, np.asarray(m, dtype=x.dtype) * x.dtype.type(0.5))
+    _divide_into(h, t, halved=True)
+    return h
 
 
 def _shift_into(a: FloatArray, out: FloatArray, t: float) -> None:
@@ -124,7 +171,8 @@ def _shift_into(a: FloatArray, out: FloatArray, t: float) -> None:
     Must be called under ``np.errstate(all="ignore")``.
 
     * finite rows: ``(a - max) / t``; the max entry gives exactly 0, others
-      are ``<= 0`` (``-inf`` if the subtraction or division overflows).
+      are ``<= 0`` (``-inf`` only where the true quotient is below the
+      dtype's range: see *overflowing shift* in compute's special values).
     * rows with ``+inf`` and no NaN: the limit, 0 on ``+inf`` entries and
       ``-inf`` elsewhere (so ``exp`` gives 1s and 0s and normalising gives
       ``1/k``).
@@ -134,24 +182,109 @@ def _shift_into(a: FloatArray, out: FloatArray, t: float) -> None:
 
     The special rows are looked for on the ``(..., 1)`` row maxima only: when
     they are all finite (the usual case) the work is one subtraction and one
-    division (none for ``t == 1``) over the data.
+    division (none for ``t == 1``) over the data.  Only for ``t > 1`` and a
+    row maximum above :func:`_overflow_floor` are that row's overflowed
+    entries recomputed by :func:`_halves`.
     """
     m = np.max(a, axis=-1, keepdims=True)  # NaN if the row holds a NaN
+    mend = None
+    if t > 1.0:
+        risky = ((m >= _overflow_floor(a.dtype)) & (m < np.inf))[..., 0]
+        if risky.any():
+            src = a[risky]  # a copy, taken before ``out`` (possibly ``a``) is overwritten
+            mend = risky, src, _halves(src, m[risky], t)
     finite = np.isfinite(m)
     if finite.all():
         np.subtract(a, m, out=out)
         _divide_into(out, t)
-        return
-    pos_rows = (m == np.inf)[..., 0]
-    nan_rows = np.isnan(m)[..., 0]
-    # from ``a`` before ``out`` (possibly ``a`` itself) is overwritten
-    limit = np.where(a[pos_rows] == np.inf, 0.0, -np.inf) if pos_rows.any() else None
-    np.subtract(a, np.where(finite, m, 0), out=out)
-    _divide_into(out, t)
-    if limit is not None:
-        out[pos_rows] = limit
-    if nan_rows.any():
-        out[nan_rows] = np.nan
+    else:
+        pos_rows = (m == np.inf)[..., 0]
+        nan_rows = np.isnan(m)[..., 0]
+        # from ``a`` before ``out`` (possibly ``a`` itself) is overwritten
+        limit = np.where(a[pos_rows] == np.inf, 0.0, -np.inf) if pos_rows.any() else None
+        np.subtract(a, np.where(finite, m, 0), out=out)
+        _divide_into(out, t)
+        if limit is not None:
+            out[pos_rows] = limit
+        if nan_rows.any():
+            out[nan_rows] = np.nan
+    if mend is not None:
+        risky, src, halves = mend
+        got = out[risky]
+        out[risky] = np.where(np.isneginf(got) & np.isfinite(src), halves, got)
+
+
+def _shifted_curve(a: FloatArray, ts: NDArray[np.float64]) -> FloatArray:
+    """``_shifted(a, -1, t)`` for every ``t`` of ``ts``, as rows ``(len(ts), n)``, the same bits.
+
+    ``a`` is one finite, non-empty 1-D row in its working dtype; ``ts`` the
+    validated temperatures.  Under errstate.
+    """
+    m = a.max()
+    d = a - m
+    out = np.broadcast_to(d, (ts.size, d.size)).copy()
+    _divide_into(out, ts[:, None])
+    big = ts > 1.0
+    if m >= _overflow_floor(a.dtype) and big.any():
+        bad = np.isneginf(d)
+        if bad.any():
+            h = np.broadcast_to(a[bad], (int(big.sum()), int(bad.sum())))
+            out[np.ix_(big, bad)] = _halves(h, m, ts[big, None])
+    return out
+
+
+def _diff_over_t(x: ArrayLike, m: ArrayLike, t: float) -> FloatArray:
+    """``(x - m) / t`` elementwise in ``x``'s precision (``m`` broadcasts; ``x <= m`` or NaN).
+
+    The shift of :func:`_shift_into` for the online partials: the
+    temperature rule of :func:`_divide_into`, and :func:`_halves` where
+    ``x - m`` overflowed but need not have.  Returns an array (0-d for
+    scalars).  Under errstate.
+    """
+    x = np.asarray(x)
+    m = np.asarray(m, dtype=x.dtype)
+    d = np.array(np.subtract(x, m), ndmin=1)
+    _divide_into(d, t)
+    if t > 1.0:
+        xb, mb = (np.broadcast_to(v, d.shape) for v in (np.array(x, ndmin=1), np.array(m, ndmin=1)))
+        bad = np.isneginf(d) & np.isfinite(xb) & np.isfinite(mb)
+        if bad.any():
+            d[bad] = _halves(xb[bad], mb[bad], t)
+    return d.reshape(np.broadcast_shapes(x.shape, m.shape))
+
+
+def _times(raw: FloatArray, scale: float) -> FloatArray:
+    """``raw * scale`` in ``raw``'s precision (``raw`` is a fresh array, changed in place).
+
+    A scale that is not a normal number in that precision (``1e-50`` or
+    ``1e50`` for float32) is applied in float64 and rounded back, so it
+    cannot turn into 0 or inf.  ``scale == 1`` returns ``raw``.  Under errstate.
+    """
+    if scale == 1.0:
+        return raw
+    s = raw.dtype.type(scale)
+    if np.isfinite(s) and s >= np.finfo(raw.dtype).tiny:
+        raw *= s
+        return raw
+    return (raw.astype(np.float64) * scale).astype(raw.dtype)
+
+
+def _log_sum_exp_shifted(z: FloatArray, axis: int = -1, scratch: FloatArray | None = None) -> FloatArray:
+    """``log(sum(exp(z)))`` along ``axis`` (kept) for rows ``z`` whose maximum is 0.
+
+    The maximum entries (``exp(0) == 1`` each) are counted, not summed, and
+    the rest ``s`` is added through ``log1p``: ``log(k) + log1p(s / k)``, as
+    SciPy's logsumexp does since its gh-18295, so a rest below the
+    precision survives (``logsumexp([0, -40])`` is ``4.2e-18``, not 0).
+    Rows without a 0 (all ``-inf``, NaN, a non-finite max) come out as
+    garbage or NaN: callers replace them.  ``scratch`` (``z``'s shape and
+    dtype, may be ``z``) takes the exponentials.  Under errstate.
+    """
+    top = z == 0
+    e = np.exp(z, out=scratch)
+    np.copyto(e, 0, where=top)
+    k = np.count_nonzero(top, axis=axis, keepdims=True).astype(z.dtype)
+    return np.log1p(e.sum(axis=axis, keepdims=True) / k) + np.log(k)
 
 
 def _shifted(a: FloatArray, axis: int, t: float) -> FloatArray:

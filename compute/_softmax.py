@@ -21,8 +21,10 @@ Stability tricks
     scores both become ``inf`` and wrongly share the mass.
   - ``x - max(x)`` is always ``<= 0`` and is exactly ``0`` for the maximum, so
     the winner always gets ``exp(0) == 1``.  It may still overflow *downwards*
-    (``-1e308 - 1e308 == -inf``), which is harmless: the true weight,
-    ``exp(-2e308)``, is 0 anyway.
+    (``-1e308 - 1e308 == -inf``): harmless for ``T <= 1`` (the true weight,
+    ``exp(-2e308 / T)``, is 0 anyway), but for ``T > 1`` the quotient can be
+    finite, so such entries are recomputed from halves (*overflowing shift*
+    in compute's special values).
 
   Hence finite input never produces NaN, whatever its magnitude and whatever
   the temperature.  ``SoftmaxSteps.scaled`` (``x / T``) exists purely for
@@ -30,7 +32,9 @@ Stability tricks
 * **Log domain.**  ``log_softmax`` is ``shifted - log(sum(exp(shifted)))``,
   never ``log(softmax(x))``: the latter turns a tiny probability into
   ``log(0) == -inf`` (``log_softmax([1000, 0])`` is ``[0, -1000]``, not
-  ``[0, -inf]``).  ``logsumexp`` is ``max + log(sum(exp(x - max)))``.
+  ``[0, -inf]``).  ``logsumexp`` is ``max + log(sum(exp(x - max)))``,
+  written ``max + log(k) + log1p(s / k)`` (``k`` maxima, the rest ``s``) so
+  that a rest below the precision survives (as in SciPy).
 * **Working precision.**  float16 input is computed in float32 and the result
   is cast back to float16 (what deep-learning frameworks do: float16 has only
   ~3 significant digits and overflows above 65504).  float32 stays float32,
@@ -80,7 +84,9 @@ from compute._rows import (
     FloatArray,
     _as_float_array,
     _as_float_device,
+    _log_sum_exp_shifted,
     _prepare,
+    _refuse_masked,
     _restore,
     _rows_last,
     _shift_into,
@@ -113,6 +119,7 @@ def _prepare_rows(
     axis moved last, a non-contiguous input gathered), which may then be
     overwritten with the result; otherwise it shares the caller's memory.
     """
+    _refuse_masked(x)
     src = np.asarray(x)
     a, ax, out_dtype, shape = _prepare(src, axis)
     if ax == a.ndim - 1 and a.flags.c_contiguous:  # the common case, without moveaxis
@@ -165,15 +172,22 @@ def _logsumexp_rows(rows: FloatArray) -> FloatArray:
     scratch = np.empty((min(step, rows.shape[0]), rows.shape[1]), dtype=rows.dtype)
     out = np.empty((rows.shape[0], 1), dtype=rows.dtype)
     for i in range(0, rows.shape[0], step):
-        block = rows[i : i + step]
-        m = np.max(block, axis=-1, keepdims=True)
-        # For a non-finite max shift by 0 instead: +inf rows then give
-        # log(inf) = inf, all -inf rows log(0) = -inf, NaN rows NaN.
-        m = np.where(np.isfinite(m), m, 0)
-        e = np.subtract(block, m, out=scratch[: block.shape[0]])
-        np.exp(e, out=e)
-        np.add(np.log(e.sum(axis=-1, keepdims=True)), m, out=out[i : i + step])
+        out[i : i + step] = _lse_along(rows[i : i + step], -1, scratch[: min(step, rows.shape[0] - i)])
     return out
+
+
+def _lse_along(a: FloatArray, ax: int, scratch: FloatArray | None = None) -> FloatArray:
+    """``logsumexp`` of ``a`` along ``ax`` (kept): ``m + log(k) + log1p(s / k)``.
+
+    ``k`` entries equal the maximum ``m``, the others sum to ``s`` after the
+    shift (see :func:`_log_sum_exp_shifted`).  A non-finite ``m`` is the
+    answer itself: ``+inf`` rows give ``+inf``, all ``-inf`` rows ``-inf``,
+    NaN rows NaN.  Under errstate.
+    """
+    m = np.max(a, axis=ax, keepdims=True)
+    finite = np.isfinite(m)
+    z = np.subtract(a, np.where(finite, m, 0), out=scratch)
+    return np.where(finite, _log_sum_exp_shifted(z, ax, scratch=z) + m, m)
 
 
 # --------------------------------------------------------------------------
@@ -319,6 +333,11 @@ def _log_softmax_host(x: ArrayLike, axis: int, temperature: float, offload: bool
 def logsumexp(x: ArrayLike, axis: int = -1) -> FloatArray:
     """Stable ``log(sum(exp(x)))`` along ``axis``: ``m + log(sum(exp(x - m)))``.
 
+    Computed as ``m + log(k) + log1p(s / k)``: the ``k`` entries equal to the
+    maximum ``m`` are counted, the others' ``exp(x - m)`` sum to ``s``
+    (SciPy's form since its gh-18295), so ``logsumexp([0, -40])`` is
+    ``4.248e-18`` where ``log(1 + s)`` would round to 0.
+
     Returns an ndarray with ``axis`` removed (a 0-d array for 1-d or 0-d
     input), like ``scipy.special.logsumexp(x, axis)``.  The dtype is ``x``'s
     float dtype (float16 is computed in float32; ints/lists give float64).
@@ -343,12 +362,7 @@ def _logsumexp_host(x: ArrayLike, axis: int, offload: bool = False) -> FloatArra
             # large contiguous rows: block by block, the same bits as below
             out = _logsumexp_rows(a.reshape(math.prod(a.shape[:-1]), a.shape[-1]))
             return out.reshape(a.shape[:-1]).astype(out_dtype, copy=False)
-        m = np.max(a, axis=ax, keepdims=True)
-        # For a non-finite max shift by 0 instead: +inf rows then give
-        # log(inf) = inf, all -inf rows log(0) = -inf, NaN rows NaN.
-        m = np.where(np.isfinite(m), m, 0)
-        out = np.log(np.exp(a - m).sum(axis=ax, keepdims=True)) + m
-        return np.squeeze(out, axis=ax).astype(out_dtype, copy=False)
+        return np.squeeze(_lse_along(a, ax), axis=ax).astype(out_dtype, copy=False)
 
 
 def naive_softmax(x: ArrayLike, axis: int = -1) -> FloatArray:

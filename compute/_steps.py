@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from compute._checks import check_temperature
-from compute._rows import FloatArray, _as_float_array, _prepare, _shifted
+from compute._rows import FloatArray, _as_float_array, _prepare, _shifted, _shifted_curve
 from compute._softmax import softmax
 
 __all__ = ["SoftmaxSteps", "entropy", "perplexity", "softmax_over_temperatures", "softmax_steps"]
@@ -112,7 +112,9 @@ def softmax_over_temperatures(x: ArrayLike, temperatures: ArrayLike) -> FloatArr
     ``x`` is one 1-D row; the result has shape ``(len(temperatures), len(x))``
     and is bit for bit the same as one :func:`softmax` call per temperature.
     For finite ``x`` it is one 2-D pass: :func:`softmax` shifts by the row
-    maximum and then divides by T, so the rows ``(x - max x) / t`` at
+    maximum and then divides by T, so the rows ``(x - max x) / t``, each
+    built by softmax's own shift rules (a ``t`` outside the row dtype's
+    range divides in float64; an overflowing ``x - max`` is halved), at
     temperature 1 undergo exactly the same float operations (their maximum
     is already 0, and T = 1 divides nothing).  Rows holding ``inf`` or NaN
     take one call per temperature, so the special-value rules apply as usual.
@@ -125,7 +127,7 @@ def softmax_over_temperatures(x: ArrayLike, temperatures: ArrayLike) -> FloatArr
         check_temperature(float(t))
     if a.size and a.dtype != np.float16 and np.all(np.isfinite(a)):  # float16 works in float32
         with np.errstate(all="ignore"):
-            rows = (a - a.max())[None, :] / ts[:, None].astype(a.dtype)
+            rows = _shifted_curve(a, ts)  # each row what softmax(x, temperature=t) exponentiates
         return softmax(rows)
     return np.array([softmax(a, temperature=float(t)) for t in ts], dtype=a.dtype).reshape(len(ts), a.size)
 

@@ -80,17 +80,26 @@ __device__ __forceinline__ double sl_log(double x) { return log(x); }
 // or inf where the product should not (kernels.scale_factors).  T = 1 gives
 // ta = tb = 1: exact.  No branch, so the compiler keeps one copy of each loop.
 template <typename C> __device__ __forceinline__ C tscale(C diff, C ta, C tb) { return (diff * ta) * tb; }
+// (x - m) / T for x <= m.  x - m overflows to -inf for finite scores of
+// opposite signs near the limit (-1e308 - 1e308) where the quotient need not
+// (T > 1): there it is ((x/2 - m/2) * ta * tb) * 2, the halvings exact
+// (compute's "overflowing shift", compute._rows._halves).  A select, no branch.
+template <typename C> __device__ __forceinline__ C tshift(C x, C m, C ta, C tb) {
+    C diff = x - m;
+    C halves = tscale(C(0.5) * x - C(0.5) * m, ta, tb) * C(2);
+    return (diff == neg_inf<C>() && x != neg_inf<C>()) ? halves : tscale(diff, ta, tb);
+}
 
 // max that propagates NaN from either side (fmaxf would drop it)
 template <typename C> __device__ __forceinline__ C nmax(C a, C b) { return (a > b || a != a) ? a : b; }
 
 template <typename C> __device__ __forceinline__ C wgt(C x, C m, C ta, C tb) {
     if (x == m) return (m == neg_inf<C>()) ? C(0) : C(1);
-    return sl_exp(tscale(x - m, ta, tb));
+    return sl_exp(tshift(x, m, ta, tb));
 }
 template <typename C> __device__ __forceinline__ C rescale(C m_old, C m_new, C ta, C tb) {
     if (m_old == m_new) return C(1);
-    return sl_exp(tscale(m_old - m_new, ta, tb));
+    return sl_exp(tshift(m_old, m_new, ta, tb));
 }
 template <typename C>
 __device__ __forceinline__ void merge(C& m, C& d, C m2, C d2, C ta, C tb) {
@@ -103,7 +112,7 @@ __device__ __forceinline__ void merge(C& m, C& d, C m2, C d2, C ta, C tb) {
 template <typename C>
 __device__ __forceinline__ void online_add(C& m, C& d, C x, C ta, C tb) {
     if (x > m) {
-        d = d * sl_exp(tscale(m - x, ta, tb)) + C(1);  // r(m, x); m != x here
+        d = d * sl_exp(tshift(m, x, ta, tb)) + C(1);  // r(m, x); m != x here
         m = x;
     } else if (x == x) {
         d += wgt(x, m, ta, tb);
@@ -115,7 +124,7 @@ __device__ __forceinline__ void online_add(C& m, C& d, C x, C ta, C tb) {
 // (x - m) / T with the x == m cases of compute.online.finish_log_softmax
 template <typename C> __device__ __forceinline__ C log_shift(C x, C m, C ta, C tb) {
     if (x == m) return (m == neg_inf<C>()) ? qnan<C>() : C(0);
-    return tscale(x - m, ta, tb);
+    return tshift(x, m, ta, tb);
 }
 template <typename C> __device__ __forceinline__ C finish_lse(C m, C d) {
     return (m - m == C(0)) ? m + sl_log(d) : m;  // finite m: m + log d; else m
