@@ -62,6 +62,25 @@ def value_text(v: float, percent: bool, decimals: int = 3) -> str:
     return f"{100 * v:.1f}%" if percent else f"{v:.{decimals}f}"
 
 
+def label_texts(heights: list[np.ndarray], shown: list[bool], *, percent: bool, values: bool,
+                tag) -> tuple[list[tuple[int, int]], list[str]]:
+    """The (series, category) keys and texts of a chart's labels: each shown bar's value (if
+    ``values``) in :func:`value_text`, and each undefined value's ``tag(series, value)``."""
+    keys, texts = [], []
+    decimals = decimals_for(np.concatenate([h for s, h in enumerate(heights) if shown[s]] or [np.zeros(0)]))
+    for s, h in enumerate(heights):
+        if not shown[s]:
+            continue
+        for i, v in enumerate(h):
+            if np.isfinite(v) and values:
+                keys.append((s, i))
+                texts.append(value_text(v, percent, decimals))
+            elif not np.isfinite(v):
+                keys.append((s, i))
+                texts.append(tag(s, v))
+    return keys, texts
+
+
 @dataclass(frozen=True)
 class Placement:
     """For each label: where it went (OUTSIDE, INSIDE or HIDDEN), and whether it reads upright."""

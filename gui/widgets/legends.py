@@ -3,9 +3,9 @@
 * :func:`outside_legend` puts a legend in a row of its own between a plot's
   title and its data (the cell of the hidden top axis), so it never covers
   a bar; :func:`fit_columns` gives it as many columns as the width allows.
-* :func:`float_legend` is pyqtgraph's floating legend, moved to the corner
-  of the plot that holds the fewest data points whenever the data or the
-  range change (:func:`emptiest_corner`).
+* :func:`float_legend` is pyqtgraph's floating legend, moved before every
+  repaint to the corner of the plot that holds the fewest data points
+  (:func:`emptiest_corner`, :class:`CornerKeeper`).
 * :func:`elide_title` shortens the drawn title to the plot's width: a
   pyqtgraph title's minimum width otherwise widens the plot item past its
   widget, and the right part of the plot is cut off.
@@ -13,7 +13,8 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+import numpy as np
+from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QFont, QFontMetricsF
 
 from gui.qt import pg
@@ -68,6 +69,165 @@ def elide_title(label, title: str, room: float) -> None:
     label.text = title  # exports and tests read the whole title
 
 
+#: The corners a floating legend may take: (item/parent anchor, sign of the offset), preferred order.
+CORNERS = {"top_right": ((1, 0), (-1, 1)), "top_left": ((0, 0), (1, 1)),
+           "bottom_right": ((1, 1), (-1, -1)), "bottom_left": ((0, 1), (1, -1))}
+#: Curves are sampled every this many pixels when counting what a corner would cover.
+SAMPLE_PX = 3.0
+#: A floating legend that covers data in every corner moves above the plot only if it then
+#: takes at most this share of the plot's height; else it stays in the emptiest corner.
+OUTSIDE_SHARE = 0.6
+
+
 def float_legend(item: pg.PlotItem, **kwargs) -> pg.LegendItem:
-    """pyqtgraph's floating legend (at ``offset``), kept in the emptiest corner from then on."""
-    return item.addLegend(**kwargs)
+    """pyqtgraph's floating legend, kept in the emptiest corner (see :class:`CornerKeeper`).
+
+    The corner that ``offset`` names (its signs: negative x means the right,
+    negative y the bottom) is preferred while it is no fuller than another.
+    """
+    offset = kwargs.get("offset", (-MARGIN, MARGIN))
+    legend = item.addLegend(**kwargs)
+    preferred = ("bottom" if offset[1] < 0 else "top") + ("_right" if offset[0] < 0 else "_left")
+    legend.corner_keeper = CornerKeeper(item, legend, preferred, (abs(offset[0]), abs(offset[1])))
+    return legend
+
+
+def curve_pixels(item: pg.PlotItem) -> np.ndarray:
+    """Where the plot's visible data items draw, as (k, 2) pixel points in the view box (y down).
+
+    Lines are resampled every SAMPLE_PX pixels along their length, so a
+    sparse curve that crosses a corner still counts there.
+    """
+    vb = item.getViewBox()
+    (x0, x1), (y0, y1) = vb.viewRange()
+    w, h = vb.width(), vb.height()
+    if w <= 0 or h <= 0 or x1 == x0 or y1 == y0:
+        return np.zeros((0, 2))
+    out = []
+    for data in item.listDataItems():
+        if not data.isVisible() or not hasattr(data, "getData"):
+            continue
+        x, y = data.getData()
+        if x is None or y is None or len(x) == 0:
+            continue
+        x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+        if x.size == y.size + 1:  # a step curve: edges and the values between them
+            x, y = np.repeat(x, 2)[1:-1], np.repeat(y, 2)
+        if x.size != y.size:
+            continue
+        px = (x - x0) / (x1 - x0) * w
+        py = (y1 - y) / (y1 - y0) * h
+        ok = np.isfinite(px) & np.isfinite(py)
+        px, py = px[ok], py[ok]
+        if px.size > 1 and getattr(data, "opts", {}).get("pen") is not None:
+            along = np.concatenate([[0.0], np.cumsum(np.hypot(np.diff(px), np.diff(py)))])
+            t = np.arange(0.0, along[-1], SAMPLE_PX)
+            if t.size > px.size:
+                px, py = np.interp(t, along, px), np.interp(t, along, py)
+        out.append(np.column_stack([px, py]))
+    return np.vstack(out) if out else np.zeros((0, 2))
+
+
+def counts_in_corners(points: np.ndarray, size: tuple[float, float], box: tuple[float, float],
+                      margin: tuple[float, float]) -> dict[str, int]:
+    """How many ``points`` a ``size`` legend rect would cover in each corner of a ``box`` (w, h) pixels."""
+    w, h = size
+    counts = {}
+    for name, (anchor, _signs) in CORNERS.items():
+        left = margin[0] if anchor[0] == 0 else box[0] - margin[0] - w
+        top = margin[1] if anchor[1] == 0 else box[1] - margin[1] - h
+        inside = ((points[:, 0] >= left) & (points[:, 0] <= left + w)
+                  & (points[:, 1] >= top) & (points[:, 1] <= top + h))
+        counts[name] = int(inside.sum())
+    return counts
+
+
+def emptiest_corner(points: np.ndarray, size: tuple[float, float], box: tuple[float, float],
+                    margin: tuple[float, float], preferred: str) -> str:
+    """The corner whose legend rect covers the fewest ``points``; ``preferred`` wins ties."""
+    counts = counts_in_corners(points, size, box, margin)
+    order = [preferred] + [c for c in CORNERS if c != preferred]
+    return min(order, key=lambda c: counts[c])  # min keeps the first of equals
+
+
+class CornerKeeper(QObject):
+    """Keeps a floating legend off the data: in the emptiest corner, or above the plot.
+
+    It listens to the scene's ``sigPrepareForPaint``, which pyqtgraph emits
+    before every paint and every ``render``, so new data, a new range or a
+    resize are all seen.  The legend moves when another corner holds fewer
+    data points than its own; when even the emptiest corner would cover
+    data, it moves for good into the row above the plot (as
+    :func:`outside_legend` places one) and ``moved_out`` is called with it
+    -- unless it would take more than OUTSIDE_SHARE of the plot's height
+    there, when the emptiest corner is the lesser evil.
+    """
+
+    def __init__(self, item: pg.PlotItem, legend: pg.LegendItem, preferred: str, margin: tuple[float, float]):
+        super().__init__()
+        self.item, self.legend, self.margin = item, legend, margin
+        self.corner = preferred
+        self.preferred = preferred
+        self.outside = False
+        self.moved_out = None  # callback(legend), set by the plot
+        self._anchor(preferred)
+        scene = item.scene()
+        if scene is not None:
+            scene.sigPrepareForPaint.connect(self.place)
+
+    def _anchor(self, corner: str) -> None:
+        anchor, (sx, sy) = CORNERS[corner]
+        self.legend.anchor(itemPos=anchor, parentPos=anchor, offset=(sx * self.margin[0], sy * self.margin[1]))
+        self.corner = corner
+
+    def covered(self, corner: str | None = None) -> int:
+        """How many data points the legend covers (in ``corner``, or where it is)."""
+        rect = self.legend.boundingRect()
+        vb = self.item.getViewBox()
+        points = curve_pixels(self.item)
+        return counts_in_corners(points, (rect.width(), rect.height()), (vb.width(), vb.height()),
+                                 self.margin)[corner or self.corner]
+
+    def place(self) -> None:
+        rect = self.legend.boundingRect()
+        if self.outside or not self.legend.isVisible() or rect.width() <= 0:
+            return
+        vb = self.item.getViewBox()
+        if vb.width() <= 0 or vb.height() <= 0:
+            return
+        points = curve_pixels(self.item)
+        size, box = (rect.width(), rect.height()), (vb.width(), vb.height())
+        corner = emptiest_corner(points, size, box, self.margin, self.preferred)
+        if counts_in_corners(points, size, box, self.margin)[corner] > 0 and self._fits_above(box):
+            self._move_out()
+        elif corner != self.corner:
+            self._anchor(corner)
+
+    def _fits_above(self, box: tuple[float, float]) -> bool:
+        """Whether the legend, laid out above the plot, would leave the data at least 1 - OUTSIDE_SHARE of its height."""
+        legend = self.legend
+        rows_now = max(1, getattr(legend, "rowCount", 1) or 1)
+        row_height = legend.boundingRect().height() / rows_now
+        spacing = legend.layout.horizontalSpacing()
+        widths = [sample.boundingRect().width() + label.item.boundingRect().width() + 2 * spacing
+                  for sample, label in legend.items]
+        cols = max(1, len(widths))
+        while cols > 1 and sum(max(widths[c::cols]) for c in range(cols)) > box[0]:
+            cols -= 1
+        return -(-len(widths) // cols) * row_height <= OUTSIDE_SHARE * box[1]
+
+    def _move_out(self) -> None:
+        legend, item = self.legend, self.item
+        parent = legend.parentItem()
+        if parent is not None:  # undo pyqtgraph's anchoring, then let the plot's layout hold it
+            try:
+                parent.geometryChanged.disconnect(legend._GraphicsWidgetAnchor__geometryChanged)
+            except (RuntimeError, TypeError, AttributeError):
+                pass
+            legend._GraphicsWidgetAnchor__parent = None
+        legend.opts["offset"] = None
+        item.layout.removeItem(item.getAxis("top"))
+        item.layout.addItem(legend, 1, 1)
+        self.outside = True
+        if self.moved_out is not None:
+            self.moved_out(legend)

@@ -123,10 +123,16 @@ class Plot(pg.PlotWidget):
         kwargs.setdefault("sampleType", StaticSample)
         item = self.getPlotItem()
         if not outside:
-            return legends.float_legend(item, **kwargs)
+            legend = legends.float_legend(item, **kwargs)
+            legend.corner_keeper.moved_out = self._legend_moved_out
+            return legend
         legend = legends.outside_legend(item, **kwargs)
         self._outside_legend = (legend, legend.columnCount)
         return legend
+
+    def _legend_moved_out(self, legend: pg.LegendItem) -> None:
+        self._outside_legend = (legend, max(legend.columnCount, 2))
+        self.fit_legend()
 
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
         if getattr(self, "plotItem", None) is not None and hasattr(self, "_title"):
@@ -175,7 +181,7 @@ class BarChart(Plot):
     role such as "accent" or "secondary", or an index into the theme's
     categorical colours).  With ``value_labels`` every shown series gets its
     values written past the end of each bar (percent when ``percent``, else
-    three significant digits), laid out in pixels by
+    numbers with one count of decimals, three digits on the largest), laid out in pixels by
     :mod:`gui.widgets.bar_labels` again after every resize or range change,
     so crowded labels thin out instead of overlapping.  NaN and ±inf are
     drawn as hatched placeholders reaching the edge of the range, tagged
@@ -330,20 +336,9 @@ class BarChart(Plot):
 
     def _make_texts(self) -> None:
         """One label per shown bar (the values, if ``value_labels``) and per placeholder (its tag)."""
-        keys, texts = [], []
-        decimals = bar_labels.decimals_for(np.concatenate(
-            [h for s, h in enumerate(self._heights) if self._shown[s]] or [np.zeros(0)]))
-        for s, h in enumerate(self._heights):
-            if not self._shown[s]:
-                continue
-            for i, v in enumerate(h):
-                if np.isfinite(v) and self._value_labels:
-                    keys.append((s, i))
-                    texts.append(bar_labels.value_text(v, self._percent, decimals))
-                elif not np.isfinite(v):
-                    keys.append((s, i))
-                    texts.append(tr(f"plot.undefined.{self._tag(s, v)}"))
-        self.values.set_texts(keys, texts)
+        self.values.set_texts(*bar_labels.label_texts(
+            self._heights, self._shown, percent=self._percent, values=self._value_labels,
+            tag=lambda s, v: tr(f"plot.undefined.{self._tag(s, v)}")))
 
     def _layout_labels(self, *_args) -> None:
         """Make room for the value labels above and below the bars, then place them (in pixels)."""
