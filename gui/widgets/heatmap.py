@@ -24,6 +24,8 @@ CELL_PAD = (4.0, 2.0)
 DISPLAY_MAX = 512
 #: Token labels fit under a narrow plot up to this many columns; beyond, columns are numbered.
 WORDS_ACROSS = 6
+#: The layout's spacing between the plot and its colour bar, in pixels.
+COLORBAR_GAP = 5
 
 
 def _two_decimals(v: float) -> str:
@@ -80,6 +82,7 @@ class Heatmap(Plot):
         vb = item.getViewBox()
         vb.sigResized.connect(self.fit_cell_texts)
         vb.sigRangeChanged.connect(self.fit_cell_texts)
+        vb.sigResized.connect(self._keep_colorbar_inside)
 
     def theme_changed(self, theme: themes.Theme) -> None:
         axis = self.colorbar.axis
@@ -89,6 +92,19 @@ class Heatmap(Plot):
         pen.setCosmetic(True)
         self.highlight.setPen(pen)
         self._color_texts()
+
+    def _room(self) -> float:
+        """The plot's column less the colour bar and its labels: a title fitted to the whole width
+        pushed the colour bar out of the widget (its labels were cut off at the right)."""
+        return super()._room() - self.colorbar.width() - COLORBAR_GAP
+
+    def _keep_colorbar_inside(self, *_args) -> None:
+        """A title fitted before the axes took their width leaves the plot wider than the widget, the
+        colour bar's labels cut off: fit the title again and put the plot back inside the widget."""
+        item = self.getPlotItem()
+        if item.geometry().width() > self.width() + 0.5:
+            self._fit_title()
+            item.setGeometry(self.range)
 
     def set_matrix(self, matrix: np.ndarray, rows: Sequence[str], cols: Sequence[str]) -> None:
         matrix = np.asarray(matrix, dtype=float)

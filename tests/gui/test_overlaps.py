@@ -338,3 +338,41 @@ def test_the_overflow_threshold_labels_cross_neither_curve_nor_line(qtbot, windo
     plot = next(p for p in view.plots().values() if hasattr(p, "lines") and hasattr(p, "crossing"))
     # at the default scale the marker of the scale is clear too (a narrow plot leaves no room for that everywhere)
     assert_clear(plot, plot.lines, plot.curve, plot.now_line if scale == 1.0 else None)
+
+
+# -- colour bars stay inside their plots -------------------------------------------------------------
+@pytest.mark.parametrize("size", [(1280, 800), (1260, 690)])
+def test_every_colour_bar_and_its_labels_fit_inside_its_plot(qtbot, tmp_path, size):
+    from PySide6.QtGui import QFontMetrics
+
+    from gui.app import MainWindow
+    from gui.registry import VIEWS
+    from gui.widgets.heatmap import Heatmap
+
+    window = MainWindow(settings_dir=str(tmp_path), restore=False)
+    qtbot.addWidget(window)
+    window.resize(*size)
+    window.show()
+    qtbot.waitExposed(window)
+    window.lab.models["online"].mode = "attention"  # its two heatmaps
+    seen = 0
+    for spec in VIEWS:
+        view = window.show_view(spec.name)
+        tabs = getattr(view, "tabs", None)
+        for i in range(tabs.count() if tabs is not None else 1):
+            if tabs is not None:
+                tabs.setCurrentIndex(i)
+            view.flush()
+            qtbot.wait(10)
+            for heatmap in (h for h in view.findChildren(Heatmap) if h.isVisible()):
+                axis = heatmap.colorbar.axis
+                name = f"{spec.name}: {heatmap.getPlotItem().titleLabel.text}"
+                assert axis.sceneBoundingRect().right() <= heatmap.width() + 0.5, name
+                lo, hi = axis.range
+                metrics = QFontMetrics(axis.style["tickFont"] or axis.font())
+                for spacing, values in axis.tickValues(lo, hi, axis.height()):
+                    for text in axis.tickStrings(values, axis.autoSIPrefixScale, spacing):
+                        room = axis.width() - axis.style["tickTextOffset"][0] - max(axis.style["tickLength"], 0)
+                        assert metrics.horizontalAdvance(text) <= room, (name, text)
+                seen += 1
+    assert seen >= 7
