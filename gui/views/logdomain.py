@@ -27,6 +27,7 @@ from gui.qt import pg
 from gui.views.base import BaseView
 from gui.widgets.plot import BarChart, Plot, StaticSample, style_current
 from gui.widgets.sliders import ParamSlider
+from gui.widgets.table_fit import titles_min_width
 
 #: The y range of the curve plot covers the curves up to this temperature; beyond it
 #: the bounds grow like T ln K and leave the plot (the readouts and hover give the values).
@@ -275,13 +276,9 @@ class LogTableWidget(QTableWidget):
         self._shown: list[list[tuple]] = []
 
     def minimumSizeHint(self) -> QSize:
-        """Wide enough for every column's title: the stretched columns share the width equally."""
-        fm = self.horizontalHeader().fontMetrics()
-        titles = [fm.horizontalAdvance(self.horizontalHeaderItem(c).text()) + 14 for c in range(self.columnCount())]
-        width = self.verticalHeader().sizeHint().width() + titles[0] + (len(titles) - 1) * max(titles[1:])
-        width += 2 * self.frameWidth()
+        """Wide enough for every column's title (the stretched columns share the width equally)."""
         hint = super().minimumSizeHint()
-        return QSize(max(hint.width(), width), hint.height())
+        return QSize(max(hint.width(), titles_min_width(self, fitted=(0,))), hint.height())
 
     def flags(self, row: int, column: int) -> str:
         """"underflow", "lost" or "" for a cell (for tests)."""

@@ -28,6 +28,7 @@ from gui.model.texts import tr
 from gui.views.base import BaseView
 from gui.widgets.plot import BarChart
 from gui.widgets.sliders import ParamSlider
+from gui.widgets.table_fit import titles_min_width
 
 YES, NO = "✓", "✗"
 
@@ -61,6 +62,12 @@ class PropertyTable(QTableWidget):
         hint = super().sizeHint()
         rows = self.verticalHeader().length() + self.horizontalHeader().sizeHint().height()
         hint.setHeight(rows + 2 * self.frameWidth())
+        return hint
+
+    def minimumSizeHint(self):
+        """Wide enough for every property's title (the stretched columns share the width equally)."""
+        hint = super().minimumSizeHint()
+        hint.setWidth(max(hint.width(), titles_min_width(self)))
         return hint
 
     def show_properties(self, props: np.ndarray, alpha: float) -> None:

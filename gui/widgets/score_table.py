@@ -173,6 +173,7 @@ class ScoreEditor(QWidget):
                           ("up", lambda: self.move_row(-1)), ("down", lambda: self.move_row(+1))):
             b = QPushButton(tr(f"scores.{key}"))
             b.setToolTip(tr(f"scores.{key}.tooltip"))
+            b.setMinimumWidth(b.fontMetrics().horizontalAdvance(b.text()) + 16)  # not the style's 80 px
             b.clicked.connect(slot)
             bar.addWidget(b)
             self.buttons[key] = b

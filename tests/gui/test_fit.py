@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (
     QAbstractSpinBox,
     QApplication,
     QComboBox,
+    QHeaderView,
     QLineEdit,
     QScrollArea,
     QTabWidget,
@@ -179,6 +180,30 @@ def test_every_control_is_in_sight_or_scrolls_into_it(visited):
             view.controls_scroll.verticalScrollBar().setValue(0)
     # at 690 px some columns are taller than the window: they scroll rather than set its height
     assert scrolled
+
+
+def clipped_titles(view) -> list[str]:
+    """Column titles of the view's tables that their columns are too narrow for."""
+    out = []
+    for header in view.findChildren(QHeaderView):
+        if header.orientation().name != "Horizontal" or not header.isVisibleTo(view):
+            continue
+        model, fm = header.model(), header.fontMetrics()
+        for i in range(header.count()):
+            title = model.headerData(i, header.orientation())
+            if header.isSectionHidden(i) or not isinstance(title, str) or not title:
+                continue
+            if header.sectionSize(i) < max(fm.horizontalAdvance(line) for line in title.splitlines()) + 4:
+                out.append(f"{title!r}: {header.sectionSize(i)} px")
+    return out
+
+
+def test_no_column_title_is_clipped(visited):
+    window, _ = visited
+    for spec in registry.VIEWS:
+        view = window.show_view(spec.name)
+        settle(view)
+        assert clipped_titles(view) == [], spec.name
 
 
 def test_the_sampling_column_scrolls_where_it_is_taller_than_the_window(visited):
