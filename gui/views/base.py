@@ -85,9 +85,13 @@ class BaseView(QWidget):
         raise NotImplementedError
 
     def score_editor(self) -> ScoreEditor:
-        """A table over the shared scores whose messages go to the status bar."""
+        """A table over the shared scores whose messages go to the status bar, under it a note
+        saying that the scores are shared by all views and every other setting is this view's own."""
         editor = ScoreEditor(self.scores)
         editor.message.connect(self.status)
+        editor.shared_note = note = QLabel(tr("scores.shared_note"), objectName="shared_note", wordWrap=True)
+        note.setToolTip(tr("scores.shared_note.tooltip"))
+        editor.layout().addWidget(note)
         return editor
 
     def readout_box(self, keys: tuple[str, ...]) -> QGroupBox:

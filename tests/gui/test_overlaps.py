@@ -376,3 +376,34 @@ def test_every_colour_bar_and_its_labels_fit_inside_its_plot(qtbot, tmp_path, si
                         assert metrics.horizontalAdvance(text) <= room, (name, text)
                 seen += 1
     assert seen >= 7
+
+
+# -- what is shared and what is each view's own --------------------------------------------------------
+def test_every_score_table_says_it_is_shared_and_the_rest_is_the_views_own(qtbot, tmp_path):
+    from PySide6.QtWidgets import QLabel
+
+    from gui.app import MainWindow
+    from gui.model.texts import tr
+    from gui.registry import VIEWS
+    from gui.widgets.score_table import ScoreEditor
+
+    window = MainWindow(settings_dir=str(tmp_path), restore=False)
+    qtbot.addWidget(window)
+    window.resize(1280, 800)
+    window.show()
+    window.lab.models["online"].row = "scores"
+    window.lab.models["sampling"].logits = "scores"
+    with_table = []
+    for spec in VIEWS:
+        view = window.show_view(spec.name)
+        view.flush()
+        for editor in (e for e in view.findChildren(ScoreEditor) if e.isVisible()):
+            note = editor.findChild(QLabel, "shared_note")
+            assert note is not None, spec.name
+            assert note.isVisible(), spec.name
+            assert note.text() == tr("scores.shared_note")
+            assert "Shared by all views" in note.text()
+            assert "This view only" in note.text()
+            with_table.append(spec.name)
+    # every view that reads the shared scores shows the note (attention has its own data)
+    assert set(with_table) == {s.name for s in VIEWS} - {"attention"}
