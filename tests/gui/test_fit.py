@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 
 from gui import registry, screen_fit
 from gui.app import MainWindow
+from gui.widgets.plot import Plot
 from gui.widgets.scroll_column import ScrollColumn
 
 FIT = QSize(1260, 690)  # a 1366 x 768 screen less a panel and a title bar
@@ -102,6 +103,16 @@ def test_after_every_view_tab_and_mode_the_window_takes_1260x690(visited):
         settle(view)
         assert window.size() == FIT, spec.name
         assert fits(view.minimumSizeHint(), view.size()), (spec.name, view.minimumSizeHint(), view.size())
+
+
+def test_plots_share_what_is_left(visited):
+    """No plot asks for more than 200 x 150: the space left after the controls is shared."""
+    window, _ = visited
+    plots = [p for view in window.views.values() for p in view.findChildren(Plot)]
+    assert len(plots) > 30
+    big = [(type(p).__name__, p.minimumSize().toTuple()) for p in plots
+           if p.minimumWidth() > 200 or p.minimumHeight() > 150]
+    assert big == []
 
 
 def test_precision_and_sampling_no_longer_set_the_minimum(qtbot, window):
