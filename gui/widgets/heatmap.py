@@ -24,8 +24,6 @@ CELL_PAD = (4.0, 2.0)
 DISPLAY_MAX = 512
 #: Token labels fit under a narrow plot up to this many columns; beyond, columns are numbered.
 WORDS_ACROSS = 6
-#: The layout's spacing between the plot and its colour bar, in pixels.
-COLORBAR_GAP = 5
 
 
 def _two_decimals(v: float) -> str:
@@ -75,6 +73,10 @@ class Heatmap(Plot):
         cmap = pg.colormap.get("CET-D1" if self._diverging else "viridis")
         self.colorbar = pg.ColorBarItem(values=self._levels, colorMap=cmap, interactive=False, width=14)
         self.colorbar.setImageItem(self.image, insert_in=item)
+        # the title spans the plot and its colour bar: fitted to the room right of the left axis, over
+        # the plot's column alone it pushed the colour bar and its labels out of the widget
+        item.layout.removeItem(item.titleLabel)
+        item.layout.addItem(item.titleLabel, 0, 1, 1, 5)
         self.highlight = pg.QtWidgets.QGraphicsRectItem(0, 0, 1, 1)
         self.highlight.setZValue(10)
         self.highlight.hide()
@@ -92,11 +94,6 @@ class Heatmap(Plot):
         pen.setCosmetic(True)
         self.highlight.setPen(pen)
         self._color_texts()
-
-    def _room(self) -> float:
-        """The plot's column less the colour bar and its labels: a title fitted to the whole width
-        pushed the colour bar out of the widget (its labels were cut off at the right)."""
-        return super()._room() - self.colorbar.width() - COLORBAR_GAP
 
     def _keep_colorbar_inside(self, *_args) -> None:
         """A title fitted before the axes took their width leaves the plot wider than the widget, the
