@@ -188,7 +188,8 @@ class BarChart(Plot):
     "NaN", "÷0" (see ``nan_tags`` in :meth:`set_data`), "∞" or "−∞", and the
     hover text says so.  ``y_range`` is fixed (weights live in 0..1);
     :meth:`set_y_range` moves it when negative values must show.  Several
-    series get a legend above the plot, never on the bars; ``clickable_legend``
+    series get a legend above the plot, never on the bars, in up to
+    ``legend_columns`` columns (fewer when the width is short); ``clickable_legend``
     makes a click on a swatch emit :attr:`seriesClicked` (the view decides,
     through its model, what is shown: :meth:`set_shown`).
     """
@@ -197,7 +198,7 @@ class BarChart(Plot):
 
     def __init__(self, title: str, series: Sequence[tuple[str, str | int]], *, y_label: str = "",
                  y_range: tuple[float, float] = (-0.01, 1.12), value_labels: bool = True,
-                 legend_columns: int = 1, value_name: str = "α", percent: bool = True,
+                 legend_columns: int = 4, value_name: str = "α", percent: bool = True,
                  clickable_legend: bool = False, parent=None):
         self._series = list(series)
         self._shown = [True] * len(self._series)

@@ -415,3 +415,16 @@ def test_temperature_legend_has_one_distinct_entry_per_series(qtbot, make_view):
     view.temperature.spin.setValue(0.5)
     settle(qtbot, view)
     assert [label.text for _s, label in view.bars.getPlotItem().legend.items] == ["your T = 0.5", "reference, T = 1"]
+
+
+def test_a_floating_legend_leaves_the_data_or_the_plot_area(qtbot, make_view):
+    view = make_view("attention")
+    settle(qtbot, view)
+    view.grab()  # a paint: the legends find their places just before it
+    legend = view.histogram.getPlotItem().legend
+    keeper = legend.corner_keeper
+    vb = view.histogram.getPlotItem().getViewBox()
+    if keeper.outside:  # moved above the plot: off the data altogether
+        assert legend.sceneBoundingRect().bottom() <= vb.sceneBoundingRect().top() + 1
+    else:
+        assert keeper.covered() == 0
