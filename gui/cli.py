@@ -4,7 +4,7 @@ The options come from the registry: every parameter of every view's model
 becomes ``--NAME``, so a new view's parameters appear here by themselves.
 The command builds the very same view widgets as the window.  Messages
 name the command ``softmax-lab`` however it was started (the installed
-script or ``python main.py``).
+script or main.py in a checkout).
 """
 
 from __future__ import annotations
@@ -89,8 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
     lines += ["", "example:",
               "  softmax-lab export --view temperature --scores 5.2,3.1,1.8 "
               "--temperature 0.5 --out out/",
-              "  softmax-lab export --view gradients --plots-only --dpi 300 --out figures/",
-              "", "python main.py export ... does the same from a source checkout."]
+              "  softmax-lab export --view gradients --plots-only --dpi 300 --out figures/"]
     parser = _Parser(
         prog=PROG,
         description="Render one view without a display and write its plots "

@@ -9,8 +9,6 @@ USAGE = """usage: softmax-lab [export ...]
   softmax-lab                     open the Softmax Lab window
   softmax-lab export --help       render a view headless and write PNG, SVG, .npz, .csv
   softmax-lab --version           print the version
-
-From a source checkout, python main.py takes the same arguments.
 """
 
 

@@ -37,6 +37,7 @@ def test_the_issues_example_writes_every_file(tmp_path):
 def test_every_view_exports_headless(tmp_path, spec):
     result = run_main("export", "--view", spec.name, "--out", str(tmp_path))
     assert result.returncode == 0, result.stderr
+    assert result.stderr == ""  # no Qt noise either
     arrays = read_npz(tmp_path / f"{spec.name}.npz")
     from gui.model.lab import Lab
 
