@@ -206,6 +206,7 @@ def test_the_view_opens_at_its_first_step_and_draws_no_step_to_come(qtbot, make_
     first = online_softmax_trace(random_row(16, 0), 4)[0]
     assert d[1].tolist() == [0.0, first.d_after]
     assert view.m_plot.getPlotItem().viewRange()[0][1] > 4  # the axis shows every step
+    assert view.compare.placeholders() == []  # the scores not read yet get no bar, not a NaN placeholder
     view.transport.end_button.click()
     settle(qtbot, view)
     assert view.d_plot.curve.getData()[0].tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]

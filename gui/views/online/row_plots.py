@@ -280,7 +280,8 @@ class TreePlot(Plot):
 
 
 class ComparePlot(BarChart):
-    """The result so far beside full softmax, with strided ticks for long rows."""
+    """The result so far beside full softmax, with strided ticks for long rows; no bar where
+    nothing has been read yet."""
 
     def __init__(self):
         super().__init__(
@@ -290,5 +291,7 @@ class ComparePlot(BarChart):
         )
 
     def show_result(self, r: RowResult) -> None:
-        self.set_data(r.labels, [r.partial, r.softmax])
+        # a score not read yet has no bar (a NaN there would be drawn as a NaN placeholder)
+        read = r.block_of() < r.step if r.mode == "sequential" else np.full(r.n, r.step > 0)
+        self.set_data(r.labels, [np.where(read, r.partial, 0.0), r.softmax])
         self.getPlotItem().getAxis("bottom").setTicks([strided_labels(r.labels, MAX_TICKS)])
