@@ -204,8 +204,7 @@ class NumpyFile:
         if isinstance(exc, MemoryError):
             raise LoadError(f"{where} is too large to load into this machine's memory") from None
         if isinstance(exc, (zipfile.BadZipFile, zlib.error, EOFError, lzma.LZMAError, struct.error)):
-            raise LoadError(f"{where} is damaged or truncated ({_reason(exc)}); "
-                            f"expected {expected}") from None
+            raise LoadError(f"{where} is damaged or truncated ({_reason(exc)})") from None
         if isinstance(exc, RecursionError):
             raise LoadError(f"{where} is not a readable NumPy file (its header is nested too deeply); "
                             f"expected {expected}") from None
