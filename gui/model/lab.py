@@ -26,5 +26,8 @@ class Lab:
         return Session.capture(self.scores, self.models, current_view)
 
     def restore(self, session: Session) -> list[str]:
-        """Apply a session; returns the settings it had to skip (see Session.apply)."""
+        """Apply a session; returns the settings it had to skip (see Session.apply).
+
+        All or nothing: a refused session raises SessionError and changes nothing.
+        """
         return session.apply(self.scores, self.models)
