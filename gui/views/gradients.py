@@ -103,4 +103,4 @@ class GradientsView(BaseView):
         self.readouts["readout.max_jacobian"].setText(fmt(r.max_entry, 4))
         sums = r.jacobian.sum(axis=1)
         self.readouts["readout.row_sums"].setText(
-            "NaN" if np.isnan(sums).any() else f"max |Σ_j| = {np.abs(sums).max():.1e}")
+            "NaN" if np.isnan(sums).any() else f"max |Σⱼ| = {np.abs(sums).max():.1e}")
