@@ -1,6 +1,8 @@
 """The controls of view-model parameters: one family, one binder, one form helper.
 
-:class:`ValueSlider` is a plain labelled slider + spin box (linear or log).
+:class:`ValueSlider` is a plain labelled slider + spin box (linear or log;
+a log slider's decades are labelled under its ticks by
+:class:`gui.widgets.slider_scale.SliderScale`, thinned rather than clipped).
 :class:`ParamSlider`, :class:`ParamSpin`, :class:`ParamChoice` and
 :class:`ParamSwitch` show one parameter of a view model, each through
 :class:`Binding`: the model's value is shown with the widget's signals
@@ -8,7 +10,8 @@ blocked (no feedback loop), a user edit goes through ``model.set_param``, a
 refused value is reported on the control's ``message`` signal and the
 control goes back to the model's value, and the enabled state and the range
 follow ``model.applies(name)`` and ``model.bounds(name)`` after every
-change of the model.  :func:`param_control` picks the control a parameter's
+change of the model.  A disabled control shows ``model.value_in_use(name)``
+(or nothing), never a stored value the result does not use.  :func:`param_control` picks the control a parameter's
 metadata asks for; :func:`param_form` lays out a form of them.
 """
 
