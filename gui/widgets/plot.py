@@ -386,13 +386,17 @@ class BarChart(Plot):
             label.setText(name, color=theme.foreground)
 
     def _describe_bar(self, x: float, y: float) -> str:
+        """The hovered bar's value (every shown series' when the mouse is between bars)."""
         n = len(self._labels)
         i = int(round(x))
         if not 0 <= i < n:
             return ""
+        width, offsets = self._geometry()
+        # the bar under the mouse (its inner 80%: near an edge between two bars, both are named)
+        under = [s for s, off in offsets.items() if abs(x - i - off) < 0.4 * width]
         parts = []
         for s, ((name, _role), h) in enumerate(zip(self._series, self._heights)):
-            if not self._shown[s] or i >= h.size:
+            if not self._shown[s] or i >= h.size or (under and s not in under):
                 continue
             v = h[i]
             prefix = self._value_name if len(self._series) == 1 else f"{name}: {self._value_name}"

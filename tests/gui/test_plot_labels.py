@@ -38,7 +38,7 @@ def hover(plot, x, y):
 def test_a_hover_readout_leaves_the_status_bar_with_its_view(qtbot, window):
     norm = window.show_view("normalizers")
     settle(qtbot, norm)
-    hover(norm.bars, 0.0, 0.3)
+    hover(norm.bars, norm.bars._bars[0].opts["x"][0], 0.3)
     message = window.statusBar().currentMessage()
     assert message.startswith("Token 1 — softmax: w = ")
     window.show_view("precision")
@@ -170,8 +170,13 @@ def test_zero_sum_draws_divide_by_zero_placeholders_and_the_hover_says_so(qtbot,
     assert view.bars.value_texts(linear, visible_only=True) == ["÷0", "÷0"]
     messages = []
     view.status.connect(messages.append)
-    hover(view.bars, 1.0, 0.5)
-    assert "linear s/Σs: w = NaN, division by zero (÷0)" in messages[-1]
+    x = view.bars._bars[linear].opts["x"][1]  # the middle of token 2's linear placeholder
+    hover(view.bars, x, 0.5)
+    assert messages[-1] == "Token 2 — linear s/Σs: w = NaN, division by zero (÷0): the hatched bar marks a value that is not a number"
+    hover(view.bars, view.bars._bars[0].opts["x"][1], 0.05)  # one bar: one method
+    assert messages[-1] == "Token 2 — softmax: w = 0.119 (11.92%)"
+    hover(view.bars, 1.0 + 0.48, 0.5)  # past the group's bars: every shown method
+    assert "linear s/Σs: w = NaN, division by zero" in messages[-1]
     assert "softmax: w = 0.119 (11.92%)" in messages[-1]
     view.editor.presets.activated.emit(4)  # [3, -1, 2]: finite again, no placeholder
     settle(qtbot, view)
@@ -421,6 +426,8 @@ def test_a_floating_legend_leaves_the_data_or_the_plot_area(qtbot, make_view):
     view = make_view("attention")
     settle(qtbot, view)
     view.grab()  # a paint: the legends find their places just before it
+    qtbot.wait(20)  # the plot's layout takes a legend moved above it
+    view.grab()
     legend = view.histogram.getPlotItem().legend
     keeper = legend.corner_keeper
     vb = view.histogram.getPlotItem().getViewBox()
