@@ -6,7 +6,7 @@ where it fits, and the explanation folds away (in every view, remembered).
 """
 
 import pytest
-from PySide6.QtCore import QRect, QSize
+from PySide6.QtCore import QPoint, QRect, QSize, Qt
 from PySide6.QtWidgets import (
     QAbstractButton,
     QAbstractSlider,
@@ -215,6 +215,30 @@ def test_no_column_title_is_clipped(visited):
         view = window.show_view(spec.name)
         settle(view)
         assert clipped_titles(view) == [], spec.name
+
+
+def test_a_long_row_of_scores_fits_too(qtbot, tmp_path, big_screen):
+    """24 scores (the Precision mask boxes were 8 to a row, and the window grew with them)."""
+    w = MainWindow(settings_dir=tmp_path / "cfg", restore=False)
+    qtbot.addWidget(w)
+    w.show()
+    w.lab.scores.set_values([float(i % 7) - 3 for i in range(24)])
+    w.lab.models["sampling"].set_param("logits", "scores")
+    w.lab.models["online"].set_param("row", "scores")
+    for spec in registry.VIEWS:
+        settle(w.show_view(spec.name))
+    w.resize(FIT)
+    settle()
+    assert w.size() == FIT
+    masking = w.show_view("precision").masking
+    settle()
+    last = masking.boxes[-1]
+    assert len(masking.boxes) == 24 and masking.box_scroll.verticalScrollBar().maximum() > 0
+    masking.box_scroll.ensureWidgetVisible(last, 0, 0)
+    settle()
+    assert clipped_rect(last) == last.rect()
+    qtbot.mouseClick(last, Qt.MouseButton.LeftButton, pos=last.rect().center() - QPoint(last.width() // 3, 0))
+    assert w.lab.models["precision"].masked == (23,)
 
 
 def test_the_sampling_column_scrolls_where_it_is_taller_than_the_window(visited):

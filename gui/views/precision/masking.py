@@ -21,10 +21,13 @@ from gui.model.precision import DTYPES, MASK_NAMES, PrecisionModel, PrecisionRes
 from gui.model.scores import ScoreRow
 from gui.model.texts import tr
 from gui.views.precision.cells import DETAIL_WEIGHTS, CellTable, cell_colour, weights_line, weights_tooltip
+from gui.widgets.scroll_column import ScrollColumn
 from gui.widgets.sliders import ParamChoice
 
-#: Token check boxes per row in the masking panel.
-MASK_BOXES_PER_ROW = 8
+#: Token check boxes per row in the masking panel, and the rows shown before they scroll
+#: (so that a long row of scores neither widens nor lengthens the window).
+MASK_BOXES_PER_ROW = 4
+MASK_ROWS_SHOWN = 2
 
 
 class MaskPanel(QGroupBox):
@@ -43,8 +46,10 @@ class MaskPanel(QGroupBox):
         holder = QWidget()
         self.box_grid = QGridLayout(holder)
         self.box_grid.setContentsMargins(0, 0, 0, 0)
+        self.box_grid.setColumnStretch(MASK_BOXES_PER_ROW, 1)  # the boxes keep their width, packed left
         self.boxes: list[QCheckBox] = []
-        tokens.addWidget(holder, 1)
+        self.box_scroll = ScrollColumn(holder)
+        tokens.addWidget(self.box_scroll, 1)
         lay.addLayout(tokens)
         controls = QHBoxLayout()
         self.all_button = QPushButton(tr("precision.mask.all"))
@@ -95,10 +100,19 @@ class MaskPanel(QGroupBox):
                 b.toggled.connect(self._box_toggled)
                 self.box_grid.addWidget(b, *divmod(i, MASK_BOXES_PER_ROW))
                 self.boxes.append(b)
+            self._cap_rows()
         masked = set(self.model.masked)
         for i, b in enumerate(self.boxes):
             with signals_blocked(b):
                 b.setChecked(i in masked)
+
+    def _cap_rows(self) -> None:
+        """At most MASK_ROWS_SHOWN rows of boxes in sight, one where the window is short; the rest scroll."""
+        if self.boxes:
+            row, gap = self.boxes[0].sizeHint().height(), max(self.box_grid.verticalSpacing(), 0)
+            frame = 2 * self.box_scroll.frameWidth()
+            self.box_scroll.setMaximumHeight(MASK_ROWS_SHOWN * row + (MASK_ROWS_SHOWN - 1) * gap + frame)
+            self.box_scroll.setMinimumHeight(row + frame)
 
     # -- drawing -----------------------------------------------------------------
     def show_result(self, r: PrecisionResult) -> None:
