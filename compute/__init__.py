@@ -65,10 +65,11 @@ Finite scores near the dtype's limits follow two more rules:
   normal number of the working dtype (``1e-50`` or ``1e50`` for float32) is
   applied in float64 and rounded back, never rounded to 0 or inf first.
 
-logsumexp and the smooth max count the entries equal to the maximum (``k``
-of them) and add the rest ``s`` of the shifted sum through ``log1p``:
-``max + log(k) + log1p(s / k)``, as SciPy does since its gh-18295, so
-``logsumexp([0, -40])`` is ``4.248e-18``, not 0.
+logsumexp and the smooth max take one maximum's ``exp(0) = 1`` out of the
+shifted sum and add the rest ``s`` through ``log1p``: ``max + log1p(s)``
+(``log(1 + s)`` once ``s >= 1``, exactly ``log(k)`` for ``k`` equal scores),
+as SciPy does since its gh-18295, so ``logsumexp([0, -40])`` is
+``4.248e-18``, not 0.  (The CUDA kernels finish with ``max + log(d)``, a rest below eps lost.)
 
 Rows are independent.  Functions that differ say so (attention gives a fully
 masked row zeros; the samplers refuse rows they cannot sample).

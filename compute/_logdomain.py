@@ -39,7 +39,8 @@ from compute._checks import _check_positive, check_temperature
 from compute._rows import (
     FloatArray,
     _as_float_array,
-    _log_sum_exp_shifted,
+    _exp_rest,
+    _log1p_rest,
     _prepare,
     _rows_last,
     _shifted,
@@ -70,7 +71,7 @@ def _smooth_max_rows(rows: FloatArray, shifted: FloatArray, t) -> FloatArray:
     """
     calc = np.promote_types(rows.dtype, np.float64)
     m = np.max(rows, axis=-1).astype(calc)
-    lse = _log_sum_exp_shifted(shifted)[..., 0].astype(calc)  # log1p of the rest, as logsumexp
+    lse = _log1p_rest(_exp_rest(shifted))[..., 0].astype(calc)  # log1p of the rest, as logsumexp
     # all -inf rows: m = -inf and lse = -inf; -inf + t * -inf is -inf already,
     # but say so: it must never become NaN.
     return np.where(m == -np.inf, -np.inf, m + t * lse)

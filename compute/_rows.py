@@ -23,9 +23,12 @@ IntArray = NDArray[np.int64]
 BoolArray = NDArray[np.bool_]
 
 
+_MASKED = np.ma.MaskedArray
+
+
 def _refuse_masked(x: Any, name: str = "input") -> None:
     """Raise ``TypeError`` for a NumPy masked array, whose mask ``np.asarray`` would drop."""
-    if isinstance(x, np.ma.MaskedArray):
+    if isinstance(x, _MASKED):
         raise TypeError(
             f"{name} is a masked array (numpy.ma), and its mask would be silently ignored; "
             "pass x.filled(value) (e.g. -inf for scores that must get no weight) or x.compressed()"
@@ -121,7 +124,7 @@ def _divide_into(d: FloatArray, t: Any, halved: bool = False) -> None:
     precision chosen as for ``t``, which gives ``2 d / t``'s bits.  Must be
     called under ``np.errstate(all="ignore")``.
     """
-    if np.ndim(t) == 0:
+    if not isinstance(t, np.ndarray):
         if t == 1.0:
             return
         t_w = d.dtype.type(t)
@@ -139,6 +142,9 @@ def _divide_into(d: FloatArray, t: Any, halved: bool = False) -> None:
         np.copyto(d, wide, where=~np.broadcast_to(normal, d.shape))
 
 
+_FLOORS: dict[np.dtype[Any], float] = {}
+
+
 def _overflow_floor(dtype: np.dtype[Any]) -> float:
     """Below this row maximum, ``x - max`` cannot overflow for any finite ``x`` of ``dtype``.
 
@@ -146,8 +152,11 @@ def _overflow_floor(dtype: np.dtype[Any]) -> float:
     with ``|x| <= max`` that needs ``m >= ulp(max) / 2 = 2**(maxexp - nmant - 2)``
     (about 1e31 for float32, 1e292 for float64).  Half that, for margin.
     """
-    fi = np.finfo(dtype)
-    return math.ldexp(1.0, fi.maxexp - fi.nmant - 3)
+    floor = _FLOORS.get(dtype)
+    if floor is None:
+        fi = np.finfo(dtype)
+        floor = _FLOORS[dtype] = math.ldexp(1.0, fi.maxexp - fi.nmant - 3)
+    return floor
 
 
 def _halves(x: FloatArray, m: Any, t: Any) -> FloatArray:
@@ -188,7 +197,8 @@ def _shift_into(a: FloatArray, out: FloatArray, t: float) -> None:
     """
     m = np.max(a, axis=-1, keepdims=True)  # NaN if the row holds a NaN
     mend = None
-    if t > 1.0:
+    # one comparison on the block's largest maximum in the usual case (NaN looks closer)
+    if t > 1.0 and m.size and not m.max() < _overflow_floor(a.dtype):
         risky = ((m >= _overflow_floor(a.dtype)) & (m < np.inf))[..., 0]
         if risky.any():
             src = a[risky]  # a copy, taken before ``out`` (possibly ``a``) is overwritten
@@ -269,22 +279,47 @@ def _times(raw: FloatArray, scale: float) -> FloatArray:
     return (raw.astype(np.float64) * scale).astype(raw.dtype)
 
 
-def _log_sum_exp_shifted(z: FloatArray, axis: int = -1, scratch: FloatArray | None = None) -> FloatArray:
-    """``log(sum(exp(z)))`` along ``axis`` (kept) for rows ``z`` whose maximum is 0.
+def _exp_rest(z: FloatArray, axis: int = -1, scratch: FloatArray | None = None, top: Any = None) -> FloatArray:
+    """``sum(exp(z))`` along ``axis`` (kept) without one maximum's ``exp(0) == 1``.
 
-    The maximum entries (``exp(0) == 1`` each) are counted, not summed, and
-    the rest ``s`` is added through ``log1p``: ``log(k) + log1p(s / k)``, as
-    SciPy's logsumexp does since its gh-18295, so a rest below the
-    precision survives (``logsumexp([0, -40])`` is ``4.2e-18``, not 0).
-    Rows without a 0 (all ``-inf``, NaN, a non-finite max) come out as
-    garbage or NaN: callers replace them.  ``scratch`` (``z``'s shape and
-    dtype, may be ``z``) takes the exponentials.  Under errstate.
+    For rows ``z`` whose maximum is 0: the rest ``s`` that
+    :func:`_log1p_rest` turns into ``log(1 + s)`` without rounding ``1 + s``
+    first (SciPy's logsumexp does the same since its gh-18295).  ``top`` is
+    the index of a maximum per row (``keepdims``, or flat indices from
+    :func:`_flat_argmax` for a C-contiguous 2-D ``z`` and ``scratch``;
+    ``argmax`` of ``z`` if not given).  ``scratch`` (``z``'s shape and
+    dtype, may be ``z``) takes the exponentials.  Rows without a 0 (all
+    ``-inf``, NaN, a non-finite max) give garbage: callers replace them.
+    Under errstate.
     """
-    top = z == 0
+    if top is None:
+        top = np.argmax(z, axis=axis, keepdims=True)
     e = np.exp(z, out=scratch)
-    np.copyto(e, 0, where=top)
-    k = np.count_nonzero(top, axis=axis, keepdims=True).astype(z.dtype)
-    return np.log1p(e.sum(axis=axis, keepdims=True) / k) + np.log(k)
+    if top.ndim == 1:
+        e.reshape(-1)[top] = 0
+    else:
+        np.put_along_axis(e, top, 0, axis=axis)
+    return e.sum(axis=axis, keepdims=True)
+
+
+def _log1p_rest(rest: FloatArray) -> FloatArray:
+    """``log(1 + rest)``: ``log1p`` below 1, where a rest under the precision
+    survives (``logsumexp([0, -40])`` is ``4.2e-18``, not 0); ``log(1 + rest)``
+    from 1 on, as accurate there and exactly ``log(k)`` for ``k`` tied maxima.
+    Under errstate.
+    """
+    return np.where(rest < 1, np.log1p(rest), np.log(1 + rest))
+
+
+def _flat_argmax(a: FloatArray) -> NDArray[np.intp]:
+    """Flat indices of each row's first maximum in a C-contiguous 2-D ``a``.
+
+    Cheaper than ``take_along_axis`` / ``put_along_axis`` on a block of rows:
+    ``a.reshape(-1)[i]`` reads the maxima; :func:`_exp_rest` writes through them.
+    """
+    i = np.argmax(a, axis=1)
+    i += np.arange(0, a.size, a.shape[1], dtype=i.dtype)
+    return i
 
 
 def _shifted(a: FloatArray, axis: int, t: float) -> FloatArray:

@@ -33,8 +33,9 @@ Stability tricks
   never ``log(softmax(x))``: the latter turns a tiny probability into
   ``log(0) == -inf`` (``log_softmax([1000, 0])`` is ``[0, -1000]``, not
   ``[0, -inf]``).  ``logsumexp`` is ``max + log(sum(exp(x - max)))``,
-  written ``max + log(k) + log1p(s / k)`` (``k`` maxima, the rest ``s``) so
-  that a rest below the precision survives (as in SciPy).
+  written ``max + log1p(s)`` (``s`` the sum without one maximum's
+  ``exp(0) = 1``; ``log(1 + s)`` once ``s >= 1``) so that a rest below the
+  precision survives (as in SciPy).
 * **Working precision.**  float16 input is computed in float32 and the result
   is cast back to float16 (what deep-learning frameworks do: float16 has only
   ~3 significant digits and overflows above 65504).  float32 stays float32,
@@ -84,7 +85,9 @@ from compute._rows import (
     FloatArray,
     _as_float_array,
     _as_float_device,
-    _log_sum_exp_shifted,
+    _exp_rest,
+    _flat_argmax,
+    _log1p_rest,
     _prepare,
     _refuse_masked,
     _restore,
@@ -167,27 +170,39 @@ def _log_softmax_rows(rows: FloatArray, out: FloatArray, t: float) -> None:
 
 
 def _logsumexp_rows(rows: FloatArray) -> FloatArray:
-    """``logsumexp`` of each row of 2-D ``rows``, as ``(R, 1)``, block by block."""
+    """``logsumexp`` of each row of 2-D ``rows``, as ``(R, 1)``, block by block.
+
+    Each block leaves its maxima and rests; one :func:`_lse_finish` over all
+    rows turns them into the result (the operations of the unblocked path).
+    """
     step = _block_rows(rows)
     scratch = np.empty((min(step, rows.shape[0]), rows.shape[1]), dtype=rows.dtype)
-    out = np.empty((rows.shape[0], 1), dtype=rows.dtype)
+    m = np.empty((rows.shape[0], 1), dtype=rows.dtype)
+    rest = np.empty_like(m)
     for i in range(0, rows.shape[0], step):
-        out[i : i + step] = _lse_along(rows[i : i + step], -1, scratch[: min(step, rows.shape[0] - i)])
-    return out
+        block = rows[i : i + step]
+        m[i : i + step], rest[i : i + step] = _max_and_rest(block, 1, scratch[: block.shape[0]])
+    return _lse_finish(m, rest)
 
 
-def _lse_along(a: FloatArray, ax: int, scratch: FloatArray | None = None) -> FloatArray:
-    """``logsumexp`` of ``a`` along ``ax`` (kept): ``m + log(k) + log1p(s / k)``.
+def _max_and_rest(a: FloatArray, ax: int, scratch: FloatArray | None = None) -> tuple[FloatArray, FloatArray]:
+    """The maximum ``m`` along ``ax`` (kept; its first index) and the rest ``s``
+    of ``sum(exp(a - m))`` without that entry's 1 (see :func:`_exp_rest`)."""
+    if a.ndim == 2 and ax == 1 and a.flags.c_contiguous:  # a block of rows
+        top = _flat_argmax(a)  # argmax is as fast as max, and finds NaN first
+        m = a.reshape(-1)[top][:, None]
+    else:
+        top = np.argmax(a, axis=ax, keepdims=True)
+        m = np.take_along_axis(a, top, axis=ax)
+    z = np.subtract(a, np.where(np.isfinite(m), m, 0), out=scratch)
+    return m, _exp_rest(z, ax, scratch=z, top=top)
 
-    ``k`` entries equal the maximum ``m``, the others sum to ``s`` after the
-    shift (see :func:`_log_sum_exp_shifted`).  A non-finite ``m`` is the
+
+def _lse_finish(m: FloatArray, rest: FloatArray) -> FloatArray:
+    """``m + log(1 + rest)`` (:func:`_log1p_rest`); a non-finite ``m`` is the
     answer itself: ``+inf`` rows give ``+inf``, all ``-inf`` rows ``-inf``,
-    NaN rows NaN.  Under errstate.
-    """
-    m = np.max(a, axis=ax, keepdims=True)
-    finite = np.isfinite(m)
-    z = np.subtract(a, np.where(finite, m, 0), out=scratch)
-    return np.where(finite, _log_sum_exp_shifted(z, ax, scratch=z) + m, m)
+    NaN rows NaN.  Under errstate."""
+    return np.where(np.isfinite(m), _log1p_rest(rest) + m, m)
 
 
 # --------------------------------------------------------------------------
@@ -333,10 +348,11 @@ def _log_softmax_host(x: ArrayLike, axis: int, temperature: float, offload: bool
 def logsumexp(x: ArrayLike, axis: int = -1) -> FloatArray:
     """Stable ``log(sum(exp(x)))`` along ``axis``: ``m + log(sum(exp(x - m)))``.
 
-    Computed as ``m + log(k) + log1p(s / k)``: the ``k`` entries equal to the
-    maximum ``m`` are counted, the others' ``exp(x - m)`` sum to ``s``
-    (SciPy's form since its gh-18295), so ``logsumexp([0, -40])`` is
-    ``4.248e-18`` where ``log(1 + s)`` would round to 0.
+    Computed as ``m + log1p(s)``: one entry equal to the maximum ``m``
+    (its ``exp(0) = 1``) is taken out, the others' ``exp(x - m)`` sum to
+    ``s`` (SciPy's way since its gh-18295), so ``logsumexp([0, -40])`` is
+    ``4.248e-18`` where ``log(1 + s)`` would round to 0 (for ``s >= 1``,
+    ``log(1 + s)``: exactly ``log(k)`` for ``k`` equal scores).
 
     Returns an ndarray with ``axis`` removed (a 0-d array for 1-d or 0-d
     input), like ``scipy.special.logsumexp(x, axis)``.  The dtype is ``x``'s
@@ -362,7 +378,7 @@ def _logsumexp_host(x: ArrayLike, axis: int, offload: bool = False) -> FloatArra
             # large contiguous rows: block by block, the same bits as below
             out = _logsumexp_rows(a.reshape(math.prod(a.shape[:-1]), a.shape[-1]))
             return out.reshape(a.shape[:-1]).astype(out_dtype, copy=False)
-        return np.squeeze(_lse_along(a, ax), axis=ax).astype(out_dtype, copy=False)
+        return np.squeeze(_lse_finish(*_max_and_rest(a, ax)), axis=ax).astype(out_dtype, copy=False)
 
 
 def naive_softmax(x: ArrayLike, axis: int = -1) -> FloatArray:
