@@ -57,9 +57,9 @@ Finite scores near the dtype's limits follow two more rules:
   and every other entry keeps the plain formula's bits.
   ``log_softmax(float32[3.4028235e38, -3.4028235e38], T=2)`` is
   ``[0, -3.4028235e38]``; ``softmax([1e308, -1e308], T=1e308)`` is
-  ``[0.881, 0.119]``.  The check costs nothing on ordinary rows: it runs
-  only for ``T > 1`` on rows whose maximum exceeds ``2**(maxexp - nmant - 3)``
-  (about 5e30 in float32, 5e291 in float64).  The online partials (and so
+  ``[0.881, 0.119]``.  Ordinary rows pay one comparison per block of rows:
+  only for ``T > 1``, rows whose maximum exceeds ``2**(maxexp - nmant - 3)``
+  (about 5e30 in float32, 5e291 in float64) are looked at.  The online partials (and so
   the kernels' emulation and the CUDA kernels) follow the same rule.
 * **Out-of-range factors.**  A temperature or attention scale that is not a
   normal number of the working dtype (``1e-50`` or ``1e50`` for float32) is

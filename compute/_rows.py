@@ -253,14 +253,18 @@ def _diff_over_t(x: ArrayLike, m: ArrayLike, t: float) -> FloatArray:
     """
     x = np.asarray(x)
     m = np.asarray(m, dtype=x.dtype)
-    d = np.array(np.subtract(x, m), ndmin=1)
+    d = np.subtract(x, m)  # a fresh array, or a NumPy scalar for 0-d operands
+    scalar = d.ndim == 0
+    if scalar:
+        d = d.reshape(1)
     _divide_into(d, t)
-    if t > 1.0:
-        xb, mb = (np.broadcast_to(v, d.shape) for v in (np.array(x, ndmin=1), np.array(m, ndmin=1)))
+    # as in _shift_into: only a maximum m above the floor (or NaN) can overflow x - m
+    if t > 1.0 and m.size and d.dtype.kind == "f" and not m.max() < _overflow_floor(d.dtype):
+        xb, mb = (np.broadcast_to(np.atleast_1d(v), d.shape) for v in (x, m))
         bad = np.isneginf(d) & np.isfinite(xb) & np.isfinite(mb)
         if bad.any():
             d[bad] = _halves(xb[bad], mb[bad], t)
-    return d.reshape(np.broadcast_shapes(x.shape, m.shape))
+    return d.reshape(()) if scalar else d
 
 
 def _times(raw: FloatArray, scale: float) -> FloatArray:
