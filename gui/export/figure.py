@@ -21,8 +21,9 @@ import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from PySide6.QtCore import QRectF
-from PySide6.QtGui import QColor, QFontInfo, QGuiApplication, QImage, QPainter
+from PySide6.QtCore import QRectF, QSize
+from PySide6.QtGui import QColor, QFontInfo, QGuiApplication, QImage, QPainter, QResizeEvent
+from PySide6.QtWidgets import QGraphicsWidget
 
 from gui.export.options import CSS_DPI, ExportOptions
 from gui.export.pens import wider_pens
@@ -30,6 +31,7 @@ from gui.export.svg_fix import fix_svg, font_list
 from gui.model.texts import tr
 from gui.qt import pg
 
+_MAX_SIZE = 16777215  # QWIDGETSIZE_MAX
 _PARENS = re.compile(r"\s*[(（]([^()（）]*)[)）]")
 _TAGS = re.compile(r"<[^>]*>")
 
@@ -105,49 +107,92 @@ def _screen_dpi() -> float:
     return float(screen.logicalDotsPerInch()) if screen is not None else CSS_DPI
 
 
-def _settle(item: pg.PlotItem) -> None:
-    """Lay the plot out until it stops changing.
+def _layout_state(scene) -> tuple:
+    return tuple(el.sceneBoundingRect().getRect() for el in scene.items() if isinstance(el, QGraphicsWidget))
+
+
+def _settle(plot) -> None:
+    """Lay the plot out at its widget's size until it stops changing.
 
     Axes find the room their tick labels need only while they paint, and
-    then ask for a new layout; a throwaway paint at the new size lets them,
-    so the PNG and the SVG are drawn from the same, final layout.
+    the plot fits its title and legends to the room the axes leave: a
+    throwaway paint, the plot's own resize handling and its layouts are
+    repeated until nothing moves, so the PNG and the SVG (and the screen,
+    once the plot is put back) are drawn from the same, final layout.
     """
-    scratch = QImage(max(1, round(item.size().width())), max(1, round(item.size().height())),
-                     QImage.Format.Format_ARGB32)
+    item = plot.getPlotItem()
+    scene = item.scene()
+    size = plot.size()
+    scratch = QImage(max(1, size.width()), max(1, size.height()), QImage.Format.Format_ARGB32)
     dpm = round(_screen_dpi() / 0.0254)
     scratch.setDotsPerMeterX(dpm)
     scratch.setDotsPerMeterY(dpm)
     before = None
-    for _ in range(4):
-        item.layout.activate()
-        item.scene().prepareForPaint()  # view boxes update their transforms
-        now = item.getViewBox().sceneBoundingRect()
+    for _ in range(5):
+        plot.resizeEvent(QResizeEvent(size, size))
+        for el in scene.items():
+            # pyqtgraph's items keep their layout in an attribute that hides the method
+            layout = QGraphicsWidget.layout(el) if isinstance(el, QGraphicsWidget) else None
+            if layout is not None:
+                layout.activate()
+        scene.prepareForPaint()  # view boxes update their transforms
+        now = _layout_state(scene)
         if now == before:
             return
         before = now
         painter = QPainter(scratch)
         try:
-            item.scene().render(painter, QRectF(scratch.rect()), item.sceneBoundingRect())
+            scene.render(painter, QRectF(scratch.rect()), item.sceneBoundingRect())
         finally:
             painter.end()
 
 
+def _resize(plot, size: QSize) -> None:
+    """Resize the plot widget now, shown or not, so everything sized from it follows."""
+    old = plot.size()
+    if size.width() < plot.minimumWidth() or size.height() < plot.minimumHeight():
+        plot.setMinimumSize(0, 0)
+    if size.width() > plot.maximumWidth() or size.height() > plot.maximumHeight():
+        plot.setMaximumSize(_MAX_SIZE, _MAX_SIZE)
+    plot.resize(size)
+    if not plot.isVisible() and old != size:
+        # A widget not shown yet (a plot on another tab) gets its resize event only when
+        # shown, and Qt drops one sent before it was ever created: deliver it by hand.
+        plot.resizeEvent(QResizeEvent(size, old))
+
+
+def layout_size(options: ExportOptions) -> QSize:
+    """The export layout in whole widget pixels."""
+    w, h = options.layout
+    return QSize(round(w), round(h))
+
+
 @contextmanager
 def laid_out(plot, options: ExportOptions) -> Iterator[pg.PlotItem]:
-    """The plot's PlotItem laid out at the export size, without hints; put back afterwards."""
+    """The plot laid out at the export size, without hints; put back afterwards.
+
+    The plot *widget* is resized (not only its PlotItem), so whatever the
+    plots fit to their widget's size (titles, legends, cell numbers, tick
+    labels) is fitted to the figure; no event is processed in between, so
+    neither its layout nor a repaint sees the export size.
+    """
     item = plot.getPlotItem()
-    old = QRectF(item.geometry())
+    old_size, old_min, old_max = plot.size(), plot.minimumSize(), plot.maximumSize()
+    # First as on screen: what a plot decides once for good while it paints (a legend
+    # moving out of the data for good) is then decided before the PNG, not between it and the SVG.
+    _settle(plot)
     undo = _strip_hints(item)
     try:
-        item.setGeometry(QRectF(0, 0, *options.layout))
-        _settle(item)
+        _resize(plot, layout_size(options))
+        _settle(plot)
         yield item
     finally:
         for put_back in reversed(undo):
             put_back()
-        item.setGeometry(old)
-        item.layout.activate()
-        item.scene().prepareForPaint()
+        _resize(plot, old_size)
+        plot.setMinimumSize(old_min)
+        plot.setMaximumSize(old_max)
+        _settle(plot)
 
 
 def render_png(plot, options: ExportOptions) -> QImage:
@@ -185,10 +230,10 @@ def render_svg(plot, options: ExportOptions) -> bytes:
     with laid_out(plot, options) as item:
         # The whole scene, as the PNG draws it: a second view box for a right-hand
         # axis is a top-level scene item, not a child of the PlotItem.
-        w, h = options.layout
-        raw = generateSvg(item.scene(), {"width": w, "height": h, "background": background(plot),
-                                         "scaling stroke": False}).encode("utf-8")
+        size = layout_size(options)
+        raw = generateSvg(item.scene(), {"width": size.width(), "height": size.height(),
+                                         "background": background(plot), "scaling stroke": False}).encode("utf-8")
         title = plain(item.titleLabel.text) if item.titleLabel.isVisible() else ""
     family = QFontInfo(QGuiApplication.font()).family()
-    return fix_svg(raw, size=options.layout, background=background(plot).name(),
-                   fonts=font_list(family), title=title or None)
+    return fix_svg(raw, size=(size.width(), size.height()), physical=options.layout,
+                   background=background(plot).name(), fonts=font_list(family), title=title or None)

@@ -222,22 +222,24 @@ def _images_pixelated(root: ET.Element) -> None:
 
 
 def fix_svg(svg: bytes, *, size: tuple[float, float], background: str, fonts: str,
-            title: str | None = None) -> bytes:
+            title: str | None = None, physical: tuple[float, float] | None = None) -> bytes:
     """The document pyqtgraph wrote, made portable (see the module docstring).
 
-    ``size`` is the layout in CSS pixels, 96 to the inch (the viewBox and
-    the document's width and height), ``background`` a ``#rrggbb`` colour.
+    ``size`` is the layout (the viewBox), ``physical`` the document's width
+    and height in CSS pixels, 96 to the inch (``size`` when not given),
+    ``background`` a ``#rrggbb`` colour.
     """
     root = ET.fromstring(svg)
     w, h = size
+    pw, ph = physical or size
     for old in ("baseProfile",):
         root.attrib.pop(old, None)
     root.set("version", "1.1")
     root.set("viewBox", f"0 0 {_n(w)} {_n(h)}")
     # CSS pixels (1/96 in) carry the physical size; "in" units trip some renderers
     # (resvg-py 0.5 renders them at 0 dpi, "invalid size").
-    root.set("width", _n(w))
-    root.set("height", _n(h))
+    root.set("width", _n(pw))
+    root.set("height", _n(ph))
     for el in list(root):
         if _tag(el) == "rect" and el.get("width") == "100%":
             root.remove(el)
