@@ -149,21 +149,33 @@ def test_prop_kernel_emulation_follows_the_rule(seed, n, t, threads):
             np.testing.assert_allclose(got[0], as_floats(dec_log_softmax(x[0], t)), rtol=1e-13, atol=1e-13)
 
 
-def test_ordinary_rows_keep_their_bits():
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("t", [3.0, 1e35, 1e50])
+def test_ordinary_entries_keep_their_bits(dtype, t):
     """The rule only touches entries whose x - max overflowed: elsewhere the plain formula's bits."""
+    from compute._rows import _shifted
+
     rng = np.random.default_rng(5)
-    for dtype in (np.float32, np.float64):
-        big = float(np.finfo(dtype).max)
-        x = np.concatenate([rng.uniform(-0.45, 1, 50) * big, [big, -big]]).astype(dtype)
-        with np.errstate(all="ignore"):
-            plain = (x - x.max()) / dtype(3.0)
-            ok = np.isfinite(x - x.max())
-        shifted = compute.log_softmax(x, temperature=3.0) - compute.log_softmax(x, temperature=3.0).max()
-        assert (~ok).any()
-        steps = compute.softmax_steps(x, 3.0)
-        if dtype == np.float64:
-            np.testing.assert_array_equal(steps.shifted[ok], plain[ok])
-        assert np.all(np.isfinite(shifted))
+    big = float(np.finfo(dtype).max)
+    x = np.concatenate([rng.uniform(-0.45, 1, 50) * big, [big, -big, 0.0, -1.0]]).astype(dtype)
+    with np.errstate(all="ignore"):
+        d = x - x.max()
+        t_w = dtype(t)
+        plain = d / t_w if np.isfinite(t_w) else (d.astype(np.float64) / t).astype(dtype)
+        got = _shifted(x, 0, t)
+    ok = np.isfinite(d)
+    assert (~ok).any() and ok.sum() > 10
+    np.testing.assert_array_equal(got[ok], plain[ok])
+    assert np.all(np.isfinite(got))  # every true (x - max) / t here is within range
+    np.testing.assert_allclose(got[~ok], as_floats(dec_shift(x[~ok], x.max(), t), dtype),
+                               rtol=4 * float(np.finfo(dtype).eps))
+    if dtype == np.float64:
+        np.testing.assert_array_equal(compute.softmax_steps(x, t).shifted, got)
+
+
+def dec_shift(x, top, t):
+    with decimal.localcontext(CTX):
+        return [(Decimal(float(v)) - Decimal(float(top))) / Decimal(float(t)) for v in x]
 
 
 # --------------------------------------------------------------------------
