@@ -163,3 +163,94 @@ def test_the_comparison_catches_a_missing_bar_and_a_black_block():
     assert all(m["covered"] < 0.3 for m in missing.values()), missing
     block = compare(bar, svg('<rect x="20" y="20" width="160" height="80" fill="#000000"/>'), "#ffffff")
     assert all(m["faithful"] < 0.3 for m in block.values()), block
+
+
+def test_a_large_heatmap_renders_alike(make_view, lab, tmp_path):
+    """200 x 200 weights: an enlarged image, not 40 000 rectangles, and still the PNG's picture."""
+    lab.models["attention"].set_param("n", 200)
+    view = make_view("attention")
+    export_view(view, "attention", tmp_path, arrays=False, options=OPTIONS)
+    svg = (tmp_path / "attention_weights.svg").read_bytes()
+    assert svg.count(b"<image") == 1
+    assert b"image-rendering:pixelated" in svg
+    check({"attention_weights": ((tmp_path / "attention_weights.png").read_bytes(), svg)})
+
+
+def _png_data_uri(rgb: np.ndarray) -> str:
+    import base64
+
+    from PySide6.QtCore import QBuffer, QByteArray, QIODevice
+
+    h, w = rgb.shape[:2]
+    image = QImage(np.ascontiguousarray(rgb).tobytes(), w, h, 3 * w, QImage.Format.Format_RGB888)
+    data = QByteArray()
+    buf = QBuffer(data)
+    buf.open(QIODevice.OpenModeFlag.WriteOnly)
+    image.save(buf, "PNG")
+    return "data:image/png;base64," + base64.b64encode(bytes(data)).decode()
+
+
+def _pyqtgraph_like(body: str) -> bytes:
+    """A document shaped as pyqtgraph writes one: items under a data-to-pixel transform."""
+    return ('<?xml version="1.0" encoding="UTF-8" standalone="no"?>\n'
+            '<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" '
+            'version="1.2" baseProfile="tiny" viewBox ="0 0 200 100">\n'
+            '<rect width="100%" height="100%" fill="#123456" fill-opacity="1.0" />\n'
+            f"{body}</svg>\n").encode()
+
+
+def test_fix_svg_draws_bars_and_small_images_in_document_coordinates():
+    import xml.etree.ElementTree as ET
+
+    from gui.export.svg_fix import fix_svg, font_list
+
+    cells = np.array([[[255, 0, 0], [0, 0, 255]], [[0, 255, 0], [0, 255, 0]]], np.uint8)
+    body = ('<g fill="#1f6fd1" stroke="#ffffff" stroke-width="1" transform="matrix(50,0,0,-40,10,90)" '
+            'font-family="Sans Serif">'
+            '<rect vector-effect="non-scaling-stroke" x="0" y="0" width="0.8" height="1.5"/></g>'
+            '<g stroke="#000000" stroke-width="1" transform="matrix(30,0,0,20,120,20)">'
+            f'<image x="0" y="0" width="2" height="2" preserveAspectRatio="none" xlink:href="{_png_data_uri(cells)}"/>'
+            '</g><g transform="matrix(1,0,0,1,5,5)"><text font-family="&quot;Sans Serif&quot;" '
+            'font-size="12" x="0" y="10">Weights</text></g>')
+    fixed = fix_svg(_pyqtgraph_like(body), size=(200, 100), background="#123456", fonts=font_list("DejaVu Sans"),
+                    title="T")
+    root = ET.fromstring(fixed)
+    ns = "{http://www.w3.org/2000/svg}"
+    first = root[0]
+    assert first.tag == f"{ns}rect"
+    assert (first.get("width"), first.get("height"), first.get("fill")) == ("200", "100", "#123456")
+    assert b"vector-effect" not in fixed
+    assert b"Sans Serif" not in fixed
+    assert {t.get("font-family") for t in root.iter(f"{ns}text")} == {font_list("DejaVu Sans")}
+    assert font_list("DejaVu Sans").endswith("sans-serif")
+    assert not list(root.iter(f"{ns}image"))  # 4 cells: rectangles
+    bar = next(r for r in root.iter(f"{ns}rect") if r.get("width") == "40")
+    assert (bar.get("x"), bar.get("y"), bar.get("height")) == ("10", "30", "60")  # y flipped: 90 - 60
+    # rendered, the bar keeps its colour inside its 1 px outline, and each cell its own
+    got = pixels(render("resvg", fixed, 200, 100))
+    assert tuple(got[60, 30]) == (0x1F, 0x6F, 0xD1)
+    assert tuple(got[30, 135]) == (255, 0, 0)
+    assert tuple(got[30, 165]) == (0, 0, 255)
+    assert tuple(got[50, 150]) == (0, 255, 0)
+
+
+def test_fix_svg_enlarges_a_large_image_and_keeps_it_crisp():
+    import base64
+    import xml.etree.ElementTree as ET
+
+    from gui.export.svg_fix import XLINK_NS, fix_svg
+
+    rng = np.random.default_rng(0)
+    big = rng.integers(0, 255, size=(100, 80, 3), dtype=np.uint8)
+    body = ('<g transform="matrix(2,0,0,0.8,10,10)">'
+            f'<image x="0" y="0" width="80" height="100" preserveAspectRatio="none" xlink:href="{_png_data_uri(big)}"/>'
+            "</g>")
+    fixed = fix_svg(_pyqtgraph_like(body), size=(200, 100), background="#ffffff", fonts="sans-serif")
+    (image,) = ET.fromstring(fixed).iter("{http://www.w3.org/2000/svg}image")
+    assert image.get("style") == "image-rendering:pixelated"
+    decoded = QImage()
+    assert decoded.loadFromData(base64.b64decode(image.get(f"{{{XLINK_NS}}}href").partition(",")[2]))
+    k = decoded.width() // 80
+    assert k >= 2
+    assert (decoded.width(), decoded.height()) == (80 * k, 100 * k)
+    assert decoded.pixelColor(3 * k + k // 2, 7 * k).getRgb()[:3] == tuple(int(v) for v in big[7, 3])
