@@ -57,6 +57,7 @@ class ExportOptionsDialog(QDialog):
     def __init__(self, options: ExportOptions | None = None, parent: QWidget | None = None):
         super().__init__(parent)
         self.setWindowTitle(tr("export.options.title"))
+        self.setMinimumWidth(440)
         self.width_box = _spin(*PIXEL_RANGE, "export.options.px", "export.options.width.tooltip")
         self.height_box = _spin(*PIXEL_RANGE, "export.options.px", "export.options.height.tooltip")
         self.dpi_box = _spin(int(DPI_RANGE[0]), int(DPI_RANGE[1]), "export.options.dpi_unit",
