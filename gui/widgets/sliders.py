@@ -142,8 +142,14 @@ class ValueSlider(QWidget):
 
     # -- conversions -----------------------------------------------------------
     def _to_value(self, pos: int) -> float:
+        """The value at slider position ``pos``: exactly the bounds at the ends, within them between."""
+        if pos <= 0:
+            return float(self.minimum)
+        if pos >= STEPS:
+            return float(self.maximum)
         x = self._lo + (self._hi - self._lo) * pos / STEPS
-        return 10.0**x if self.log else x
+        value = 10.0**x if self.log else x
+        return min(max(value, float(self.minimum)), float(self.maximum))
 
     def _to_pos(self, value: float) -> int:
         x = math.log10(value) if self.log else value
