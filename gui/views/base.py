@@ -51,6 +51,8 @@ class BaseView(QWidget):
         self.readouts: dict[str, QLabel] = {}  # filled by readout_box / add_readouts
         self._jobs: list[Job] = []  # made by add_job: waited for by flush, shut down on close
         self._synchronous = False
+        #: A state change arrived while the view was hidden: it redraws when next shown.
+        self.stale = False
 
         self.content = QWidget()
         self.explanation = ExplanationPanel(tr(f"view.{model.name}.explain"))
@@ -179,11 +181,22 @@ class BaseView(QWidget):
         self._end_hover()
         super().hideEvent(event)
 
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        super().showEvent(event)
+        if self.stale:
+            self.schedule_redraw()
+
     # -- for the window, the CLI and the tests -----------------------------------------
     def _state_changed(self, *_args) -> None:
-        self.schedule_redraw()
+        """Redraw soon if the view is on screen; a hidden view only notes that it is stale
+        (it redraws when shown; :meth:`flush` and exports redraw it at once all the same)."""
+        if self.isVisible():
+            self.schedule_redraw()
+        else:
+            self.stale = True
 
     def _redraw(self, *_args) -> None:
+        self.stale = False
         self.redraw()
         self.redraw_count += 1
         self._end_hover()  # the readout described the old data
