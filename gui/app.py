@@ -37,6 +37,7 @@ from gui.model.texts import tr
 from gui.qt import pg
 from gui.undo import UndoRecorder
 from gui.views.base import BaseView
+from gui.widgets.cell_table import shorten
 
 LAST_SESSION = "last-session.json"
 
@@ -166,11 +167,11 @@ class MainWindow(QMainWindow):
 
     def show_status(self, text: str) -> None:
         if text:
-            self.statusBar().showMessage(text, 8000)
+            self.statusBar().showMessage(shorten(text), 8000)  # a pasted megabyte is not echoed whole
 
     def _clear_hover(self, text: str) -> None:
         """A view's hover readout went stale: take it off the status bar if it is still there."""
-        if self.statusBar().currentMessage() == text:
+        if self.statusBar().currentMessage() == shorten(text):
             self.statusBar().clearMessage()
 
     # -- menus --------------------------------------------------------------------

@@ -19,6 +19,14 @@ from gui.model.texts import tr
 
 Cell = tuple[int, int]
 
+#: The most characters of a typed text echoed back (status bar, tooltips, a red cell's text).
+ECHO_LIMIT = 300
+
+
+def shorten(text: str, limit: int = ECHO_LIMIT) -> str:
+    """``text`` cut to ``limit`` characters with "…" (a pasted multi-megabyte cell must not be echoed whole)."""
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
 
 def split_tsv(text: str) -> list[list[str]]:
     """The lines of a tab-separated paste (any line ending), blank lines dropped."""
@@ -105,12 +113,15 @@ class ValidatedTableModel(QAbstractTableModel):
             return None
         r, c = index.row(), index.column()
         bad = self.invalid.get((r, c))
-        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.EditRole):
-            return bad[0] if bad else self.cell_text(r, c, edit=role == Qt.ItemDataRole.EditRole)
+        if role == Qt.ItemDataRole.DisplayRole:
+            return shorten(bad[0]) if bad else self.cell_text(r, c, edit=False)
+        if role == Qt.ItemDataRole.EditRole:
+            return bad[0] if bad else self.cell_text(r, c, edit=True)
         if role == Qt.ItemDataRole.BackgroundRole and bad:
             return QBrush(QColor(themes.current().invalid))
         if role == Qt.ItemDataRole.ToolTipRole:
-            return self.invalid_text(r, c, bad[1]) if bad else self.good_tooltip(r, c)
+            tip = self.invalid_text(r, c, bad[1]) if bad else self.good_tooltip(r, c)
+            return None if tip is None else shorten(tip)
         if role == Qt.ItemDataRole.TextAlignmentRole and self.is_number(c):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         return None
@@ -140,13 +151,13 @@ class ValidatedTableModel(QAbstractTableModel):
         except ValueError as exc:
             self.invalid[(r, c)] = (text, str(exc))
             self.cell_changed(r, c)
-            self.message.emit(self.invalid_text(r, c, str(exc)))
+            self.message.emit(shorten(self.invalid_text(r, c, str(exc))))
             return False
         self.invalid.pop((r, c), None)
         self.commit(r, c, number)
         self.cell_changed(r, c)
         if note:
-            self.message.emit(self.note_text(r, c, note))
+            self.message.emit(shorten(self.note_text(r, c, note)))
         return True
 
     def mark_invalid(self, bad: dict[Cell, tuple[str, str]]) -> None:
