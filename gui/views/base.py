@@ -107,6 +107,7 @@ class BaseView(QWidget):
         for key in keys:
             caption = QLabel(tr(key) + ":")
             value = QLabel("–")
+            value.setTextFormat(Qt.TextFormat.PlainText)  # values carry score labels: "<b>x</b>" shows literally
             value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             value.setObjectName(key)
             for w in (caption, value):
