@@ -9,10 +9,12 @@ table and the attention view's Q/K/V tables are both built on
 
 from __future__ import annotations
 
+import html
 from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QGuiApplication
+from PySide6.QtGui import Qt as QtText
 
 from gui import theme as themes
 from gui.model.texts import tr
@@ -26,6 +28,13 @@ ECHO_LIMIT = 300
 def shorten(text: str, limit: int = ECHO_LIMIT) -> str:
     """``text`` cut to ``limit`` characters with "…" (a pasted multi-megabyte cell must not be echoed whole)."""
     return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
+def plain_tooltip(text: str) -> str:
+    """A tooltip that shows ``text`` literally: Qt would render a label such as "<b>x</b>" as rich text."""
+    if not QtText.mightBeRichText(text):
+        return text
+    return "<p style='white-space:pre-wrap'>" + html.escape(text) + "</p>"
 
 
 def split_tsv(text: str) -> list[list[str]]:
@@ -121,7 +130,7 @@ class ValidatedTableModel(QAbstractTableModel):
             return QBrush(QColor(themes.current().invalid))
         if role == Qt.ItemDataRole.ToolTipRole:
             tip = self.invalid_text(r, c, bad[1]) if bad else self.good_tooltip(r, c)
-            return None if tip is None else shorten(tip)
+            return None if tip is None else plain_tooltip(shorten(tip))
         if role == Qt.ItemDataRole.TextAlignmentRole and self.is_number(c):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         return None
