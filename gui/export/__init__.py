@@ -57,16 +57,24 @@ def _svg_writer(plot, options: ExportOptions) -> Callable[[Path], None]:
 def csv_text(array: ExportArray) -> str:
     """A CSV document: a header naming the columns, then one line per row.
 
-    Floats are written with repr, so they read back to the same bits.
+    Floats are written with repr, so they read back to the same bits.  A
+    text cell (a label, a column name) that begins with ``=``, ``+``, ``-``,
+    ``@``, a tab or a carriage return gets a leading apostrophe, so a
+    spreadsheet shows it rather than running it as a formula.
     """
+
+    def text(cell) -> str:
+        cell = str(cell)
+        return "'" + cell if cell[:1] in ("=", "+", "-", "@", "\t", "\r") else cell
+
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     data = array.data.reshape(len(array.data), -1)
     header = (["label"] if array.rows is not None else []) + list(array.columns)
-    writer.writerow(header)
+    writer.writerow([text(h) for h in header])
     for i, row in enumerate(data):
         cells = [repr(float(v)) for v in row]
-        writer.writerow(([array.rows[i]] if array.rows is not None else []) + cells)
+        writer.writerow(([text(array.rows[i])] if array.rows is not None else []) + cells)
     return buf.getvalue()
 
 
