@@ -336,9 +336,10 @@ class MainWindow(QMainWindow):
                 written = export.export_view(view, name, folder, plots=plots, arrays=arrays, overwrite=True,
                                              options=options)
         except export.ExportError as exc:
-            self.report_error(tr("export.failed_title"), tr("export.failed", error=exc))
+            key = "export.failed" if exc.nothing_written else "export.failed_partly"  # say what was left
+            self.report_error(tr("export.failed_title"), tr(key, error=exc))
             return []
-        self.show_status(tr("export.done", count=len(written), folder=folder))
+        self.show_status(tr("export.done", count=len(written), folder=export.shown(folder)))
         return written
 
     def export_dialog(self, *, plots: bool, arrays: bool) -> None:

@@ -10,11 +10,14 @@ script or main.py in a checkout).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import signal
 import sys
 from pathlib import Path
 
 from gui import registry
+from gui.export.atomic import shown
 from gui.export.options import ExportOptions
 from gui.model.lab import Lab
 from gui.model.scores import parse_score
@@ -29,6 +32,27 @@ QT_NOISE = ("This plugin does not support propagateSizeHints()",)
 
 class UsageError(Exception):
     """A bad argument: exit 2 with a one-line reason."""
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised like KeyboardInterrupt so the export's clean-up runs."""
+
+
+@contextlib.contextmanager
+def sigterm_raises():
+    """While inside, SIGTERM raises Terminated (where this thread may set handlers)."""
+    def handler(signum, frame):
+        raise Terminated()
+
+    try:
+        previous = signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -201,13 +225,17 @@ def run_export(argv: list[str]) -> int:
     try:
         args.out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        print(f"{PROG}: error: cannot create {args.out}: {exc.strerror}", file=sys.stderr)
+        print(f"{PROG}: error: cannot create {shown(args.out)}: {exc.strerror}", file=sys.stderr)
         return 1
 
     os.environ["QT_QPA_PLATFORM"] = "offscreen"
     previous = quiet_qt()
     try:
-        return _export(args, lab, options)
+        with sigterm_raises():
+            return _export(args, lab, options)
+    except (KeyboardInterrupt, Terminated) as exc:  # the export removed its temporaries on the way out
+        print(f"{PROG}: interrupted; no file was changed", file=sys.stderr)
+        return 130 if isinstance(exc, KeyboardInterrupt) else 143
     finally:
         from PySide6.QtCore import qInstallMessageHandler
 
@@ -235,6 +263,9 @@ def _export(args: argparse.Namespace, lab: Lab, options: ExportOptions) -> int:
         print(f"{PROG}: error: refusing to replace existing files ({exc}); "
               "pass --overwrite to replace them", file=sys.stderr)
         return 2
+    except export.ReplaceError as exc:
+        print(f"{PROG}: error: the export stopped partway: {exc}", file=sys.stderr)
+        return 1
     except export.ExportError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 1
@@ -243,5 +274,5 @@ def _export(args: argparse.Namespace, lab: Lab, options: ExportOptions) -> int:
         view.deleteLater()
         app.processEvents()
     for path in written:
-        print(path)
+        print(shown(path))
     return 0

@@ -2,7 +2,10 @@
 
 Every file is first written to a temporary file beside its target, and all
 of one export's temporaries are renamed only once every one of them was
-written, so a failed export (read-only folder, full disk) changes nothing.
+written, so a failed export (read-only folder, full disk) changes nothing;
+replaced files are kept as backups until every new one is in place and put
+back if placing fails, and one export at a time holds a folder
+(gui.export.atomic).
 
 Each plot is written as a figure of the size :class:`ExportOptions` says
 (1200 x 800 pixels at 200 dpi, a 6 x 4 in landscape figure, by default),
@@ -19,28 +22,32 @@ from pathlib import Path
 
 import numpy as np
 
+from gui.export.atomic import ExportError, FolderBusy, ReplaceError, describe, shown, write_set
 from gui.export.options import ExportOptions
 from gui.model.base import ExportArray
-from gui.model.files import write_all_atomic
 
-__all__ = ["ExportError", "ExportOptions", "PLOT_FORMATS", "PNG_WIDTH", "csv_text", "existing",
+__all__ = ["ExportError", "ExportOptions", "FolderBusy", "ReplaceError", "describe", "shown", "PLOT_FORMATS", "PNG_WIDTH", "csv_text", "existing",
            "export_view", "plan", "read_npz"]
 
 PLOT_FORMATS = ("png", "svg")
 PNG_WIDTH = ExportOptions().width  # pixels, by default
 
 
-class ExportError(Exception):
-    """An export that could not be done; nothing was written."""
-
-
 def _png_writer(plot, options: ExportOptions) -> Callable[[Path], None]:
     def write(tmp: Path) -> None:
+        from PySide6.QtCore import QBuffer, QByteArray, QIODevice
+
         from gui.export.figure import render_png  # Qt: imported only when drawing
 
         image = render_png(plot, options)
-        if image.isNull() or not image.save(str(tmp), "PNG"):
-            raise OSError(f"could not write a PNG image to {tmp.parent}")
+        data = QByteArray()
+        buffer = QBuffer(data)
+        buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+        if image.isNull() or not image.save(buffer, "PNG"):
+            raise OSError(f"could not encode a PNG image of {image.width()} x {image.height()} pixels")
+        buffer.close()
+        with open(tmp, "wb") as fh:  # Python's own write: an OSError keeps its reason (ENOSPC, EACCES)
+            fh.write(data.data())
 
     return write
 
@@ -126,11 +133,13 @@ def export_view(view, view_name: str, folder: Path | str, *, plots: bool = True,
     ``options`` sizes the figures (the default: 1200 x 800 px at 200 dpi).
 
     Raises FileExistsError (listing the files) when a target exists and
-    ``overwrite`` is false, and ExportError when writing fails.
+    ``overwrite`` is false, FolderBusy when another export writes to the
+    folder, ReplaceError when placing the files failed partway (saying what
+    was put back) and ExportError when writing fails.
     """
     folder = Path(folder)
     if not folder.is_dir():
-        raise ExportError(f"{folder} is not a folder")
+        raise ExportError(f"{shown(folder)} is not a folder")
     if not view.isVisible():  # pyqtgraph exports a wrong size before the layout is done
         raise ExportError("the view must be shown (laid out) before it is exported")
     view.flush()
@@ -138,10 +147,7 @@ def export_view(view, view_name: str, folder: Path | str, *, plots: bool = True,
     clash = existing(jobs)
     if clash and not overwrite:
         raise FileExistsError(", ".join(p.name for p in clash))
-    try:
-        return write_all_atomic(jobs)
-    except OSError as exc:
-        raise ExportError(str(exc)) from exc
+    return write_set(jobs, overwrite=overwrite)
 
 
 def read_npz(path: Path | str) -> dict[str, np.ndarray]:
