@@ -30,17 +30,27 @@ def _show(v: float) -> str:
 
 
 class ScoreTableModel(ValidatedTableModel):
-    """Two columns (label, score) over a ScoreRow; refused scores stay marked (see ValidatedTableModel)."""
+    """Two columns (label, score) over a ScoreRow; refused scores stay marked (see ValidatedTableModel).
+
+    New rows that have no good value yet (a paste of junk past the end) are
+    *pending*: they are shown under the row's entries (red, with the typed
+    text) but are not in the ScoreRow, so no view computes with a made-up
+    0.0.  ``pending`` holds ``[label, value or None]`` for the table rows
+    after ``len(row)``; the leading ones that hold a good value join the row
+    as soon as every row above them does.
+    """
 
     def __init__(self, row: ScoreRow, parent=None):
         super().__init__(parent)
         self.row = row
         self._n = len(row)
+        self.pending: list[list] = []  # [label, value | None] for table rows len(row)..
+        self._own_change = False  # set while this model changes the row itself (it resets the view)
         connect_while_alive(self, row.events.entries, self._entries_changed)
 
     # -- Qt model API ----------------------------------------------------------
     def rowCount(self, parent=QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(self.row)
+        return 0 if parent.isValid() else len(self.row) + len(self.pending)
 
     def columnCount(self, parent=QModelIndex()) -> int:
         return 0 if parent.isValid() else 2
@@ -56,28 +66,89 @@ class ScoreTableModel(ValidatedTableModel):
     def is_number(self, col: int) -> bool:
         return col == VALUE
 
+    def _cells(self, row: int) -> tuple[str, float | None]:
+        """(label, value) of a table row; the value of a pending row may be None."""
+        n = len(self.row)
+        if row < n:
+            e = self.row.entries[row]
+            return e.label, e.value
+        label, value = self.pending[row - n]
+        return label, value
+
     def cell_text(self, row: int, col: int, *, edit: bool) -> str:
-        entry = self.row.entries[row]
-        return entry.label if col == LABEL else _show(entry.value)
+        label, value = self._cells(row)
+        return label if col == LABEL else ("" if value is None else _show(value))
 
     def parse(self, text: str) -> tuple[float, str]:
         return parse_score(text)
 
     def commit(self, row: int, col: int, value: float) -> None:
-        self.row.set_value(row, value)
+        n = len(self.row)
+        if row < n:
+            self.row.set_value(row, value)
+            return
+        self.pending[row - n][1] = float(value)
+        self._take_ready()
 
     def set_text(self, row: int, col: int, text: str) -> None:
-        self.row.set_label(row, text)
+        n = len(self.row)
+        if row < n:
+            self.row.set_label(row, text)
+        else:
+            self.pending[row - n][0] = str(text)
+            self.cell_changed(row, col)
 
     def invalid_text(self, row: int, col: int, reason: str) -> str:
-        return tr("scores.invalid", reason=reason, value=_show(self.row.entries[row].value))
+        value = self._cells(row)[1]
+        if row >= len(self.row):
+            return tr("scores.pending_invalid", reason=reason)
+        return tr("scores.invalid", reason=reason, value=_show(value))
 
     def note_text(self, row: int, col: int, note: str) -> str:
-        return f"{self.row.entries[row].label}: {note}"
+        return f"{self._cells(row)[0]}: {note}"
+
+    # -- pending rows ----------------------------------------------------------------
+    def pending_note(self) -> str:
+        """What the status bar says while rows wait for a good value ("" when none do)."""
+        return tr("scores.pending", count=len(self.pending)) if self.pending else ""
+
+    def _take_ready(self) -> None:
+        """Move the leading pending rows that hold a good value into the row (table rows keep their place)."""
+        ready = 0
+        while ready < len(self.pending) and self.pending[ready][1] is not None:
+            ready += 1
+        if ready:
+            moved, self.pending = self.pending[:ready], self.pending[ready:]
+            self._own_change = True
+            try:
+                self.row.set_entries(self.row.entries + tuple(Score(lb, v) for lb, v in moved))
+            finally:
+                self._own_change = False
+            self._n = len(self.row)
+            self.refresh_all()
+        if self.pending:
+            self.message.emit(self.pending_note())
+
+    def drop_pending(self, rows: list[int]) -> list[int]:
+        """Remove the pending rows among table ``rows``; returns the other (row entry) indices."""
+        n = len(self.row)
+        drop = {r - n for r in rows if r >= n}
+        if drop:
+            self.beginResetModel()
+            self.pending = [p for i, p in enumerate(self.pending) if i not in drop]
+            self.invalid = {cell: v for cell, v in self.invalid.items() if cell[0] < n}
+            self.endResetModel()
+        return [r for r in rows if r < n]
 
     def _entries_changed(self, new: tuple[Score, ...], old: tuple[Score, ...]) -> None:
+        if self._own_change:
+            return
         if len(new) != self._n:
+            # a new table; pending rows stay under it, with their marks
+            shift = len(new) - self._n
+            kept = {(r + shift, c): v for (r, c), v in self.invalid.items() if r >= self._n}
             self.reset_shape(lambda: setattr(self, "_n", len(new)))
+            self.mark_invalid(kept)
             return
         for r, (a, b) in enumerate(zip(new, old)):
             if a.value != b.value:
@@ -88,8 +159,7 @@ class ScoreTableModel(ValidatedTableModel):
     def to_tsv(self, rows: list[int], cols: list[int]) -> str:
         lines = []
         for r in rows:
-            e = self.row.entries[r]
-            cells = [e.label if c == LABEL else _show(e.value) for c in cols]
+            cells = [self.cell_text(r, c, edit=True) for c in cols]
             lines.append("\t".join(cells))
         return "\n".join(lines) + "\n"
 
@@ -101,6 +171,8 @@ class ScoreTableModel(ValidatedTableModel):
         from the score column.  A first line that is not a number, above lines
         that mostly are, is a header and is skipped.
         Rows are added as needed; the whole paste is one change (one undo).
+        A new row whose score is refused stays pending (see the class), with
+        every new row after it, and the status bar says so.
         """
         lines = split_tsv(text)
         if not lines:
@@ -115,24 +187,35 @@ class ScoreTableModel(ValidatedTableModel):
 
         lines = strip_header(lines, self.parses, lambda cells: [] if value_cell(cells) is None else [value_cell(cells)])
 
-        entries = list(self.row.entries)
+        items = [[e.label, e.value] for e in self.row.entries] + [list(p) for p in self.pending]
         bad: dict[tuple[int, int], tuple[str, str]] = {}
         for k, cells in enumerate(lines):
             r = start_row + k
-            if r >= len(entries):
-                entries.append(Score(f"Token {r + 1}", 0.0))
-            e = entries[r]
-            if start_col == LABEL:
-                e = Score(cells[0].strip(), e.value)
             text = value_cell(cells)
+            if r >= len(items):
+                items.append([f"Token {r + 1}", 0.0 if text is None else None])
+            if start_col == LABEL:
+                items[r][0] = cells[0].strip()
             if text is not None:
                 try:
-                    e = Score(e.label, parse_score(text)[0])
+                    items[r][1] = parse_score(text)[0]
+                    self.invalid.pop((r, VALUE), None)
                 except ValueError as exc:
                     bad[(r, VALUE)] = (text, str(exc))
-            entries[r] = e
-        self.row.set_entries(entries)
-        self.mark_invalid(bad)
+        good = next((i for i, (_, v) in enumerate(items) if v is None), len(items))
+        entries = tuple(Score(lb, v) for lb, v in items[:good])
+        changed = {r for r, (a, b) in enumerate(zip(entries, self.row.entries)) if a.value != b.value}
+        keep = {cell: v for cell, v in self.invalid.items() if cell[0] not in changed}
+        self.beginResetModel()
+        self._own_change = True
+        try:
+            self.row.set_entries(entries)
+        finally:
+            self._own_change = False
+        self.pending = [list(p) for p in items[good:]]
+        self._n = len(self.row)
+        self.invalid = {**{c: v for c, v in keep.items() if c[0] < len(items)}, **bad}
+        self.endResetModel()
         return len(lines), len(bad)
 
 
@@ -214,7 +297,10 @@ class ScoreEditor(QWidget):
         self.table.setCurrentIndex(self.model.index(at, VALUE))
 
     def remove_rows(self) -> None:
-        rows = self._selected_rows() or [len(self.row) - 1]
+        rows = self._selected_rows() or [self.model.rowCount() - 1]
+        rows = self.model.drop_pending(rows)  # pending rows go first; they are not in the row
+        if not rows:
+            return
         try:
             self.row.remove(rows)
         except ValueError:
@@ -222,8 +308,8 @@ class ScoreEditor(QWidget):
 
     def move_row(self, offset: int) -> None:
         rows = self._selected_rows()
-        if len(rows) != 1:
-            return
+        if len(rows) != 1 or rows[0] >= len(self.row):
+            return  # a pending row has no place in the row to move to yet
         target = self.row.move(rows[0], offset)
         col = max(self.table.currentIndex().column(), 0)
         self.table.setCurrentIndex(self.model.index(target, col))
@@ -243,4 +329,4 @@ class ScoreEditor(QWidget):
         start_row = cur.row() if cur.isValid() else 0
         start_col = cur.column() if cur.isValid() else VALUE
         count, bad = self.model.paste_tsv(paste_text(text), start_row, start_col)
-        self.message.emit(paste_report("scores", count, bad))
+        self.message.emit(" ".join(filter(None, [paste_report("scores", count, bad), self.model.pending_note()])))
