@@ -24,24 +24,48 @@ PROPERTIES = ("nonnegative", "sums_to_one", "shift_invariant", "order_kept", "al
 
 SHIFT = 1.0  # the constant added to every score to test shift invariance
 SUM_TOL = 1e-6  # entmax's bisection meets the sum to 1e-6
+#: At most this many scores are stepped up and down for the "differentiable" column: the
+#: probes are (2k + 1) rows of n, so above the limit a strided sample of k scores is stepped
+#: (the view says so) and the work grows with n, never with n².
+PROBE_LIMIT = 128
 
 
 def _order_kept(x: np.ndarray, w: np.ndarray) -> bool:
-    """A higher score always gets a strictly higher weight."""
-    higher = x[:, None] > x[None, :]
-    return bool(np.all((w[:, None] > w[None, :])[higher]))
+    """A higher score always gets a strictly higher weight (sorted, so n log n, not n²).
+
+    Along the scores in rising order, every weight must exceed the largest
+    weight of all strictly lower scores.
+    """
+    order = np.argsort(x, kind="stable")
+    xs, ws = x[order], w[order]
+    starts = np.flatnonzero(np.r_[True, xs[1:] != xs[:-1]])  # first index of each distinct score
+    if len(starts) < 2:
+        return True
+    group_max = np.maximum.reduceat(ws, starts)
+    group_min = np.minimum.reduceat(ws, starts)
+    below = np.maximum.accumulate(group_max)[:-1]  # the largest weight under each next group
+    return bool(np.all(group_min[1:] > below))
 
 
-def _probes(x: np.ndarray) -> tuple[np.ndarray, float]:
+def probed_indices(n: int) -> np.ndarray:
+    """The scores stepped for the difference quotients: all of them up to PROBE_LIMIT, else a strided sample."""
+    if n <= PROBE_LIMIT:
+        return np.arange(n)
+    return np.unique(np.linspace(0, n - 1, PROBE_LIMIT).round().astype(np.intp))
+
+
+def _probes(x: np.ndarray) -> tuple[np.ndarray, float, int]:
     """The rows every property needs, so each method runs once on one batch.
 
-    Row 0 is x shifted by SHIFT; rows 1..n step score j up by h, rows
-    n+1..2n step it down by h.
+    Row 0 is x shifted by SHIFT; rows 1..k step score j up by h, rows
+    k+1..2k step it down by h, for the k scores of :func:`probed_indices`.
     """
     n = len(x)
     h = 1e-5 * max(1.0, float(np.max(np.abs(x))))
-    steps = np.eye(n) * h
-    return np.vstack([x + SHIFT, x + steps, x - steps]), h
+    picked = probed_indices(n)
+    steps = np.zeros((len(picked), n))
+    steps[np.arange(len(picked)), picked] = h
+    return np.vstack([x + SHIFT, x + steps, x - steps]), h, len(picked)
 
 
 def _differentiable(forward_rows: np.ndarray, backward_rows: np.ndarray, w: np.ndarray, h: float) -> bool:
@@ -62,6 +86,13 @@ class NormalizersResult:
     properties: np.ndarray  # (methods, properties) of bool
     #: The scores are finite and sum to exactly 0: s/Σs divides by zero (its NaN reads "÷0").
     zero_sum: bool = False
+    #: How many scores the "differentiable" column stepped (all n up to PROBE_LIMIT).
+    probed: int = 0
+
+    @property
+    def sampled(self) -> bool:
+        """More than PROBE_LIMIT scores: differentiability was measured on a strided sample."""
+        return self.probed < len(self.labels)
 
     def weights_of(self, method: str) -> np.ndarray:
         return self.weights[METHODS.index(method)]
@@ -131,9 +162,8 @@ class NormalizersModel(ViewModel):
     def properties_of(self, f: Callable[[np.ndarray], np.ndarray], x: np.ndarray, w: np.ndarray) -> list[bool]:
         if not (np.all(np.isfinite(x)) and np.all(np.isfinite(w))):
             return [False] * len(PROPERTIES)
-        rows, h = _probes(x)
+        rows, h, n = _probes(x)
         out = f(rows)  # every method works row by row along the last axis
-        n = len(x)
         shifted = out[0]
         return [
             bool(np.all(w >= 0)),
@@ -152,7 +182,8 @@ class NormalizersModel(ViewModel):
             weights.append(w)
             props.append(self.properties_of(f, x, w))
         zero_sum = bool(np.all(np.isfinite(x)) and x.sum() == 0.0)
-        return NormalizersResult(scores.labels, np.array(weights), np.array(props, dtype=bool), zero_sum)
+        probed = len(probed_indices(len(x)))
+        return NormalizersResult(scores.labels, np.array(weights), np.array(props, dtype=bool), zero_sum, probed)
 
     def arrays(self, scores: ScoreRow) -> dict[str, ExportArray]:
         """The shown methods' weights (tokens down, methods across) and their measured properties."""

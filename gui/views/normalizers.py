@@ -23,7 +23,7 @@ from superqt.utils import signals_blocked
 from gui import theme as themes
 from gui.binding import connect_while_alive
 from gui.format import fmt
-from gui.model.normalizers import METHODS, PROPERTIES, NormalizersModel, NormalizersResult
+from gui.model.normalizers import METHODS, PROBE_LIMIT, PROPERTIES, NormalizersModel, NormalizersResult
 from gui.model.texts import tr
 from gui.views.base import BaseView
 from gui.widgets.plot import BarChart
@@ -31,6 +31,15 @@ from gui.widgets.sliders import ParamSlider
 from gui.widgets.table_fit import titles_min_width
 
 YES, NO = "✓", "✗"
+NOTE_TOKENS = 8  # a note names at most this many tokens, then "and N more"
+
+
+def token_list(labels) -> str:
+    """Labels joined for a note; a long list is cut after NOTE_TOKENS names."""
+    labels = list(labels)
+    if len(labels) <= NOTE_TOKENS:
+        return ", ".join(labels)
+    return tr("normalizers.note.more_tokens", shown=", ".join(labels[:NOTE_TOKENS]), more=len(labels) - NOTE_TOKENS)
 
 
 def method_name(method: str, alpha: float) -> str:
@@ -169,24 +178,26 @@ class NormalizersView(BaseView):
         if not np.all(np.isfinite(x)):
             return [tr("normalizers.note.nonfinite")]
         out = []
+        if r.sampled:
+            out.append(tr("normalizers.note.sampled", n=len(r.labels), limit=PROBE_LIMIT))
         linear = r.weights_of("linear")
         if np.isnan(linear).all():
             out.append(tr("normalizers.note.linear_zero_sum"))
         elif (linear < 0).any():
             neg = linear < 0
             out.append(tr(f"normalizers.note.linear_negative.{'one' if neg.sum() == 1 else 'many'}",
-                          tokens=", ".join(labels[neg]), weights=", ".join(fmt(w) for w in linear[neg])))
+                          tokens=token_list(labels[neg]), weights=token_list(fmt(w) for w in linear[neg])))
         shifted = r.weights_of("shifted_linear")
         if len(x) > 1 and (shifted == 0).any() and not (shifted == shifted[0]).all():
-            out.append(tr("normalizers.note.shifted_zero", tokens=", ".join(labels[shifted == 0])))
+            out.append(tr("normalizers.note.shifted_zero", tokens=token_list(labels[shifted == 0])))
         hard = r.weights_of("hardmax")
-        out.append(tr("normalizers.note.hardmax", tokens=", ".join(labels[hard > 0])))
+        out.append(tr("normalizers.note.hardmax", tokens=token_list(labels[hard > 0])))
         for m in ("sparsemax", "entmax"):
             w = r.weights_of(m)
             zero = w == 0
             if zero.any():
                 out.append(tr(f"normalizers.note.sparse_zero.{'one' if zero.sum() == 1 else 'many'}",
-                              method=method_name(m, self.model.alpha), tokens=", ".join(labels[zero])))
+                              method=method_name(m, self.model.alpha), tokens=token_list(labels[zero])))
         out.append(tr("normalizers.note.sigmoid_sum", total=fmt(r.weights_of("sigmoid").sum())))
         return out
 
