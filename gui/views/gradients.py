@@ -10,7 +10,7 @@ from superqt.utils import signals_blocked
 
 from gui.binding import connect_while_alive
 from gui.format import fmt
-from gui.model.gradients import GradientsModel
+from gui.model.gradients import JACOBIAN_LIMIT, GradientsModel
 from gui.model.temperature import CURVE_T
 from gui.model.texts import tr
 from gui.views.base import BaseView
@@ -90,8 +90,14 @@ class GradientsView(BaseView):
 
     def redraw(self) -> None:
         r = self.model.result(self.scores)
-        self.heatmap.set_matrix(r.jacobian, r.labels, r.labels)
-        self.heatmap.set_highlight(r.column)
+        if r.too_large:  # no n x n matrix: one empty cell under a title that says why
+            self.heatmap.set_title(tr("gradients.heatmap.too_large", n=len(r.labels), limit=JACOBIAN_LIMIT))
+            self.heatmap.set_matrix(np.full((1, 1), np.nan), ("",), ("",))
+            self.heatmap.set_highlight(None)
+        else:
+            self.heatmap.set_title(tr("gradients.heatmap.title"))
+            self.heatmap.set_matrix(r.jacobian, r.labels, r.labels)
+            self.heatmap.set_highlight(r.column)
         self.column_bars.set_title(tr("gradients.column.title", label=r.labels[r.column]))
         self.column_bars.set_data(r.labels, [r.column_values])
         finite = np.abs(r.column_values[np.isfinite(r.column_values)])
@@ -101,6 +107,6 @@ class GradientsView(BaseView):
         self.saturation.set_curve(CURVE_T, r.curve_max, self.model.temperature, r.max_entry)
         self.readouts["readout.loss"].setText(f"{fmt(r.loss, 4)} nats")
         self.readouts["readout.max_jacobian"].setText(fmt(r.max_entry, 4))
-        sums = r.jacobian.sum(axis=1)
+        sums = r.row_sums
         self.readouts["readout.row_sums"].setText(
             "NaN" if np.isnan(sums).any() else f"max |Σⱼ| = {np.abs(sums).max():.1e}")
