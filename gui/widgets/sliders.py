@@ -95,6 +95,7 @@ class ValueSlider(QWidget):
         self._hi = math.log10(maximum) if log else maximum
 
         self.label = QLabel(label)
+        self.label.setTextFormat(Qt.TextFormat.PlainText)  # may be a score's label (Simplex): shown literally
         self.slider = QSlider(Qt.Orientation.Horizontal)
         self.slider.setRange(0, STEPS)
         self.slider.setPageStep(STEPS // 20)

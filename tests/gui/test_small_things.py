@@ -102,6 +102,14 @@ def test_a_label_with_tags_shows_literally_in_readouts(make_view, lab):
         assert label.textFormat() == Qt.TextFormat.PlainText
 
 
+def test_a_label_with_tags_shows_literally_on_a_slider(make_view, lab):
+    view = make_view("simplex")  # its score sliders are named by the labels
+    lab.scores.set_label(0, "<b>x</b>")
+    slider = view.sliders[0]
+    assert slider.label.text() == "<b>x</b>"
+    assert slider.label.textFormat() == Qt.TextFormat.PlainText
+
+
 def test_typed_tags_show_literally_in_the_cell_tooltip(make_view):
     view = make_view("calculator")
     model = view.editor.model
