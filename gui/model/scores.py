@@ -8,6 +8,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 from psygnal import evented
 
+#: The most scores the shared row holds (the score table refuses a paste past it).  Every view
+#: takes a row this long: the ones with n x n or n-probe work state their own, lower limits.
+MAX_SCORES = 10_000
+
 _INF_WORDS = {"inf", "+inf", "-inf", "infinity", "+infinity", "-infinity"}
 
 
@@ -41,6 +45,11 @@ def parse_score(text: str) -> tuple[float, str | None]:
     return value, None
 
 
+def _check_length(n: int) -> None:
+    if n > MAX_SCORES:
+        raise ValueError(f"{n} scores is more than the limit of {MAX_SCORES}")
+
+
 @dataclass(frozen=True)
 class Score:
     label: str
@@ -66,6 +75,7 @@ class ScoreRow:
     def __post_init__(self) -> None:
         if not self.entries:
             raise ValueError("a score row needs at least one score")
+        _check_length(len(self.entries))
 
     # -- reading -----------------------------------------------------------
     @property
@@ -84,6 +94,7 @@ class ScoreRow:
         entries = tuple(entries)
         if not entries:
             raise ValueError("the table needs at least one score")
+        _check_length(len(entries))
         self.entries = entries
 
     def set_values(self, values, labels=None) -> None:
@@ -109,6 +120,7 @@ class ScoreRow:
     def insert(self, index: int, value: float = 0.0, label: str | None = None) -> None:
         if label is None:
             label = self._fresh_label()
+        _check_length(len(self.entries) + 1)
         entries = list(self.entries)
         entries.insert(index, Score(label, float(value)))
         self.entries = tuple(entries)

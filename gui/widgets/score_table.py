@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
 )
 
 from gui.binding import connect_while_alive
-from gui.model.scores import Score, ScoreRow, parse_score
+from gui.model.scores import MAX_SCORES, Score, ScoreRow, parse_score
 from gui.model.texts import presets, tr
 from gui.widgets.cell_table import ValidatedTableModel, paste_report, paste_text, split_tsv, strip_header
 
@@ -186,6 +186,9 @@ class ScoreTableModel(ValidatedTableModel):
             return None
 
         lines = strip_header(lines, self.parses, lambda cells: [] if value_cell(cells) is None else [value_cell(cells)])
+        rows = max(start_row + len(lines), len(self.row) + len(self.pending))
+        if rows > MAX_SCORES:  # refused whole, before anything changes
+            raise ValueError(tr("scores.paste.too_many", rows=rows, limit=MAX_SCORES))
 
         items = [[e.label, e.value] for e in self.row.entries] + [list(p) for p in self.pending]
         bad: dict[tuple[int, int], tuple[str, str]] = {}
@@ -293,6 +296,9 @@ class ScoreEditor(QWidget):
     def add_row(self) -> None:
         rows = self._selected_rows()
         at = rows[-1] + 1 if rows else len(self.row)
+        if len(self.row) >= MAX_SCORES:
+            self.message.emit(tr("scores.add.too_many", limit=MAX_SCORES))
+            return
         self.row.insert(at, 0.0)
         self.table.setCurrentIndex(self.model.index(at, VALUE))
 
@@ -328,5 +334,9 @@ class ScoreEditor(QWidget):
         cur = self.table.currentIndex()
         start_row = cur.row() if cur.isValid() else 0
         start_col = cur.column() if cur.isValid() else VALUE
-        count, bad = self.model.paste_tsv(paste_text(text), start_row, start_col)
+        try:
+            count, bad = self.model.paste_tsv(paste_text(text), start_row, start_col)
+        except ValueError as exc:  # more rows than MAX_SCORES: nothing changed
+            self.message.emit(str(exc))
+            return
         self.message.emit(" ".join(filter(None, [paste_report("scores", count, bad), self.model.pending_note()])))
