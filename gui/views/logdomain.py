@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 
 from gui import theme as themes
 from gui.format import fmt
-from gui.model.logdomain import LogDomainModel, LogDomainResult, LogTable
+from gui.model.logdomain import GRADIENT_CHECK_LIMIT, LogDomainModel, LogDomainResult, LogTable
 from gui.model.texts import tr
 from gui.qt import pg
 from gui.views.base import BaseView
@@ -389,7 +389,9 @@ class LogDomainView(BaseView):
         out["logdomain.readout.min_bounds"].setText(f"{fmt(r.min_log_k)} … {fmt(r.min)}")
         out["logdomain.readout.at_t"].setText(tr("logdomain.at_t", smax=fmt(r.smooth_max_t), smin=fmt(r.smooth_min_t)))
         diff = r.grad_max_difference
-        out["logdomain.readout.grad"].setText("NaN" if math.isnan(diff) else f"{diff:.1e}")
+        out["logdomain.readout.grad"].setText(
+            tr("logdomain.readout.grad_too_large", limit=GRADIENT_CHECK_LIMIT) if r.k > GRADIENT_CHECK_LIMIT
+            else "NaN" if math.isnan(diff) else f"{diff:.1e}")
         s = r.sigmoid
         sigmoid_texts = {
             "logdomain.readout.d": fmt(s.pair_d),
