@@ -14,7 +14,7 @@ from gui.format import fmt
 from gui.model.texts import tr
 from gui.qt import pg
 from gui.widgets import bar_labels, legends
-from gui.widgets.ticks import FittedAxis
+from gui.widgets.ticks import FittedAxis, strided_labels
 
 
 def style_current(theme: themes.Theme, marker, now_line) -> None:
@@ -174,6 +174,11 @@ class Plot(pg.PlotWidget):
         self.hovered.emit(self.describe(x, y))
 
 
+#: Above this many categories a bar chart draws no value labels and ticks only every k-th label,
+#: so its item count stays bounded however long the row is (the hover readout names every bar).
+MAX_LABELLED_BARS = 256
+
+
 class BarChart(Plot):
     """Grouped bars over categories, created once and updated in place, their values written on them.
 
@@ -276,7 +281,7 @@ class BarChart(Plot):
         self._make_texts()  # before the range moves: its signal lays the labels out
         if labels != self._labels:
             self._labels = labels
-            self.getPlotItem().getAxis("bottom").setTicks([list(enumerate(labels))])
+            self.getPlotItem().getAxis("bottom").setTicks([strided_labels(labels, MAX_LABELLED_BARS)])
             self.getPlotItem().setXRange(-0.6, len(labels) - 0.4, padding=0)
         self._place_bars()
 
@@ -337,6 +342,9 @@ class BarChart(Plot):
 
     def _make_texts(self) -> None:
         """One label per shown bar (the values, if ``value_labels``) and per placeholder (its tag)."""
+        if max((h.size for h in self._heights), default=0) > MAX_LABELLED_BARS:
+            self.values.set_texts([], [])  # a label per bar would be thousands of items: hover tells each
+            return
         self.values.set_texts(*bar_labels.label_texts(
             self._heights, self._shown, percent=self._percent, values=self._value_labels,
             tag=lambda s, v: tr(f"plot.undefined.{self._tag(s, v)}")))
