@@ -25,7 +25,7 @@ PROPERTIES = ("nonnegative", "sums_to_one", "shift_invariant", "order_kept", "al
 SHIFT = 1.0  # the constant added to every score to test shift invariance
 SUM_TOL = 1e-6  # entmax's bisection meets the sum to 1e-6
 #: At most this many scores are stepped up and down for the "differentiable" column: the
-#: probes are (2k + 1) rows of n, so above the limit a strided sample of k scores is stepped
+#: probes are (2k + 1) rows of n, so above the limit a sample of k scores is stepped
 #: (the view says so) and the work grows with n, never with n².
 PROBE_LIMIT = 128
 
@@ -47,11 +47,17 @@ def _order_kept(x: np.ndarray, w: np.ndarray) -> bool:
     return bool(np.all(group_min[1:] > below))
 
 
-def probed_indices(n: int) -> np.ndarray:
-    """The scores stepped for the difference quotients: all of them up to PROBE_LIMIT, else a strided sample."""
+def probed_indices(x: np.ndarray) -> np.ndarray:
+    """The scores stepped for the difference quotients: all of them up to PROBE_LIMIT, else
+    the PROBE_LIMIT/2 largest (where sparse methods have their support and their kinks) and a
+    strided sample of the rest, PROBE_LIMIT in all."""
+    n = len(x)
     if n <= PROBE_LIMIT:
         return np.arange(n)
-    return np.unique(np.linspace(0, n - 1, PROBE_LIMIT).round().astype(np.intp))
+    top = np.argsort(-np.nan_to_num(x, nan=-np.inf), kind="stable")[: PROBE_LIMIT // 2]
+    rest = np.setdiff1d(np.arange(n), top)
+    spread = rest[np.linspace(0, len(rest) - 1, PROBE_LIMIT - len(top)).round().astype(np.intp)]
+    return np.union1d(top, spread)
 
 
 def _probes(x: np.ndarray) -> tuple[np.ndarray, float, int]:
@@ -62,7 +68,7 @@ def _probes(x: np.ndarray) -> tuple[np.ndarray, float, int]:
     """
     n = len(x)
     h = 1e-5 * max(1.0, float(np.max(np.abs(x))))
-    picked = probed_indices(n)
+    picked = probed_indices(x)
     steps = np.zeros((len(picked), n))
     steps[np.arange(len(picked)), picked] = h
     return np.vstack([x + SHIFT, x + steps, x - steps]), h, len(picked)
@@ -182,7 +188,7 @@ class NormalizersModel(ViewModel):
             weights.append(w)
             props.append(self.properties_of(f, x, w))
         zero_sum = bool(np.all(np.isfinite(x)) and x.sum() == 0.0)
-        probed = len(probed_indices(len(x)))
+        probed = len(probed_indices(x))
         return NormalizersResult(scores.labels, np.array(weights), np.array(props, dtype=bool), zero_sum, probed)
 
     def arrays(self, scores: ScoreRow) -> dict[str, ExportArray]:
