@@ -26,6 +26,8 @@ from gui.widgets.score_table import ScoreEditor
 from gui.widgets.scroll_column import ScrollColumn
 
 REDRAW_MS = 16  # about 60 Hz
+#: Readouts whose value is the app's own rich-text formula (e<sup>Δ/T</sup>) and never holds a label.
+RICH_READOUTS = frozenset({"readout.ratio"})
 
 
 class BaseView(QWidget):
@@ -107,7 +109,8 @@ class BaseView(QWidget):
         for key in keys:
             caption = QLabel(tr(key) + ":")
             value = QLabel("–")
-            value.setTextFormat(Qt.TextFormat.PlainText)  # values carry score labels: "<b>x</b>" shows literally
+            # values may carry score labels ("<b>x</b>" shows literally); only the app's own formulas are rich
+            value.setTextFormat(Qt.TextFormat.RichText if key in RICH_READOUTS else Qt.TextFormat.PlainText)
             value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             value.setObjectName(key)
             for w in (caption, value):

@@ -102,6 +102,14 @@ def test_a_label_with_tags_shows_literally_in_readouts(make_view, lab):
         assert label.textFormat() == Qt.TextFormat.PlainText
 
 
+def test_the_ratio_readout_keeps_its_formula_rich(make_view):
+    view = make_view("temperature")
+    view.flush()
+    readout = view.readouts["readout.ratio"]
+    assert "<sup>" in readout.text()
+    assert readout.textFormat() == Qt.TextFormat.RichText
+
+
 def test_a_label_with_tags_shows_literally_on_a_slider(make_view, lab):
     view = make_view("simplex")  # its score sliders are named by the labels
     lab.scores.set_label(0, "<b>x</b>")
