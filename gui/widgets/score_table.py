@@ -295,7 +295,7 @@ class ScoreEditor(QWidget):
 
     def add_row(self) -> None:
         rows = self._selected_rows()
-        at = rows[-1] + 1 if rows else len(self.row)
+        at = min(rows[-1] + 1, len(self.row)) if rows else len(self.row)  # pending rows stay last
         if len(self.row) >= MAX_SCORES:
             self.message.emit(tr("scores.add.too_many", limit=MAX_SCORES))
             return
