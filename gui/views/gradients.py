@@ -94,8 +94,10 @@ class GradientsView(BaseView):
             self.heatmap.set_title(tr("gradients.heatmap.too_large", n=len(r.labels), limit=JACOBIAN_LIMIT))
             self.heatmap.set_matrix(np.full((1, 1), np.nan), ("",), ("",))
             self.heatmap.set_highlight(None)
+            self.heatmap.setToolTip(tr("gradients.heatmap.too_large.tooltip", n=len(r.labels), limit=JACOBIAN_LIMIT))
         else:
             self.heatmap.set_title(tr("gradients.heatmap.title"))
+            self.heatmap.setToolTip("")
             self.heatmap.set_matrix(r.jacobian, r.labels, r.labels)
             self.heatmap.set_highlight(r.column)
         self.column_bars.set_title(tr("gradients.column.title", label=r.labels[r.column]))

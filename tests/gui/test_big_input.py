@@ -168,6 +168,7 @@ def test_gradients_at_the_limit_refuse_the_matrix_and_stay_bounded(qtbot, lab, m
     assert view.heatmap.matrix.size == 1  # one empty cell, not 10^8
     assert tr("gradients.heatmap.too_large", n=MAX_SCORES, limit=JACOBIAN_LIMIT) in \
         view.heatmap._title
+    assert "too large for this view (limit 2048" in view.heatmap.toolTip()
     assert "jacobian" not in view.arrays()
 
 
