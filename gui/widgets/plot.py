@@ -174,9 +174,7 @@ class Plot(pg.PlotWidget):
         self.hovered.emit(self.describe(x, y))
 
 
-#: Above this many categories a bar chart draws no value labels and ticks only every k-th label,
-#: so its item count stays bounded however long the row is (the hover readout names every bar).
-MAX_LABELLED_BARS = 256
+MAX_LABELLED_BARS = 256  # beyond: no value labels, every k-th tick (items stay bounded; hover names each bar)
 
 
 class BarChart(Plot):
@@ -343,8 +341,7 @@ class BarChart(Plot):
     def _make_texts(self) -> None:
         """One label per shown bar (the values, if ``value_labels``) and per placeholder (its tag)."""
         if max((h.size for h in self._heights), default=0) > MAX_LABELLED_BARS:
-            self.values.set_texts([], [])  # a label per bar would be thousands of items: hover tells each
-            return
+            return self.values.set_texts([], [])
         self.values.set_texts(*bar_labels.label_texts(
             self._heights, self._shown, percent=self._percent, values=self._value_labels,
             tag=lambda s, v: tr(f"plot.undefined.{self._tag(s, v)}")))
