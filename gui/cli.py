@@ -264,7 +264,8 @@ def _export(args: argparse.Namespace, lab: Lab, options: ExportOptions) -> int:
               "pass --overwrite to replace them", file=sys.stderr)
         return 2
     except export.ReplaceError as exc:
-        print(f"{PROG}: error: the export stopped partway: {exc}", file=sys.stderr)
+        what = "no file was changed" if exc.nothing_written else "the export stopped partway"
+        print(f"{PROG}: error: {what}: {exc}", file=sys.stderr)
         return 1
     except export.ExportError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
