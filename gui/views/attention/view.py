@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import QTimer
+from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import (
     QCheckBox,
     QGridLayout,
@@ -177,7 +178,9 @@ class AttentionView(FileDrops, BaseView):
         text, error = getattr(self, "_message", ("", False))
         self.note.setText("\n".join(p for p in (text, extra) if p))
         colour = themes.current().highlight if error else themes.current().muted
-        self.note.setStyleSheet(f"color: {colour}")
+        palette = QPalette()  # only the text colour is set: every other role follows the theme
+        palette.setColor(QPalette.ColorRole.WindowText, QColor(colour))
+        self.note.setPalette(palette)
 
     def _show_sentence(self, text: str) -> None:
         if self.sentence.text() != text:
