@@ -252,7 +252,7 @@ class MainWindow(QMainWindow):
 
     def _refresh_views(self) -> None:
         for view in self.views.values():
-            view.schedule_redraw()
+            view.state_changed()  # a hidden view only notes it is stale, as for any other change
 
     def about(self) -> None:
         QMessageBox.about(self, tr("action.about").replace("&", ""), self.about_text())

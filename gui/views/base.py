@@ -76,9 +76,9 @@ class BaseView(QWidget):
 
         self.build()
         self.schedule_redraw = qthrottled(self._redraw, timeout=REDRAW_MS, parent=self)
-        connect_while_alive(self, scores.events.entries, self._state_changed)
-        connect_while_alive(self, model.events, self._state_changed)
-        themes.manager().changed.connect(self._state_changed)
+        connect_while_alive(self, scores.events.entries, self.state_changed)
+        connect_while_alive(self, model.events, self.state_changed)
+        themes.manager().changed.connect(self.state_changed)
         self._redraw()
 
     # -- for subclasses ----------------------------------------------------------
@@ -191,7 +191,7 @@ class BaseView(QWidget):
             self.schedule_redraw()
 
     # -- for the window, the CLI and the tests -----------------------------------------
-    def _state_changed(self, *_args) -> None:
+    def state_changed(self, *_args) -> None:
         """Redraw soon if the view is on screen; a hidden view only notes that it is stale
         (it redraws when shown; :meth:`flush` and exports redraw it at once all the same)."""
         if self.isVisible():

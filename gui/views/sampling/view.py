@@ -76,7 +76,7 @@ class SamplingView(FileDrops, BaseView):
         self.tabs.addTab(vocab_tab, tr("sampling.tab.vocab"))
         self.tabs.addTab(self.gumbel_tab, tr("sampling.tab.gumbel"))
         self.tabs.addTab(self.router_tab, tr("sampling.tab.router"))
-        self.tabs.currentChanged.connect(self._state_changed)
+        self.tabs.currentChanged.connect(self.state_changed)
         self.arrange([self.vocabulary, knobs, draws, more, readouts, self.note], self.tabs, min_width=330)
 
         # -- the background draws ------------------------------------------------------
