@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import PySide6
-from PySide6.QtCore import QObject, QRect, QSettings, Qt, QTimer, Signal, qVersion
+from PySide6.QtCore import QLocale, QObject, QRect, QSettings, Qt, QTimer, Signal, qVersion
 from PySide6.QtGui import QAction, QUndoStack
 from PySide6.QtWidgets import (
     QApplication,
@@ -28,10 +28,11 @@ from PySide6.QtWidgets import (
 
 import compute
 import gui
-from gui import export, menus, registry, screen_fit
+from gui import export, language, menus, registry, screen_fit
 from gui import theme as themes
 from gui.export.dialog import ask_export_options
 from gui.model.lab import Lab
+from gui.model import texts
 from gui.model.session import Session, SessionError
 from gui.model.texts import tr
 from gui.qt import pg
@@ -82,8 +83,11 @@ class MainWindow(QMainWindow):
         self.lab = lab or Lab()
         self.settings_dir = Path(settings_dir or config_dir())
         self.settings = QSettings(str(self.settings_dir / "settings.ini"), QSettings.Format.IniFormat)
+        texts.set_language(texts.initial_language(self.settings.value("language"), QLocale.system().name()))
+        language.apply_fonts(texts.language())
         self.setWindowTitle(tr("app.title"))
         self.views: dict[str, BaseView] = {}
+        self._tab_choices: dict[str, list[int]] = {}  # of views dropped by a language switch
 
         self.undo_stack = QUndoStack(self)
         self.recorder = UndoRecorder(self.undo_stack)
@@ -124,7 +128,8 @@ class MainWindow(QMainWindow):
         themes.manager().set_mode(str(self.settings.value("theme", "system")))
         self._sync_theme_actions()
         self.statusBar().showMessage(tr("app.ready"), 5000)
-        self.actions_by_key["action.explanation"].setChecked(self.explanation_shown)
+        self.sync_actions()
+        language.warn_once_without_cjk(self)
         self._restore_geometry(restore)
         if restore:
             self._restore()
@@ -151,7 +156,19 @@ class MainWindow(QMainWindow):
             old.deleteLater()
             self.stack.insertWidget(index, view)
             self.views[name] = view
+            language.restore_tab_choices(view, self._tab_choices.pop(name, []))
         return self.views[name]
+
+    def forget_view(self, name: str) -> None:
+        """Drop a built view; it is built again from its model (which keeps everything) when next shown."""
+        view = self.views.pop(name, None)
+        if view is not None:
+            self._tab_choices[name] = language.tab_choices(view)
+            view.shutdown()
+            index = self.stack.indexOf(view)
+            self.stack.removeWidget(view)
+            self.stack.insertWidget(index, QWidget())
+            view.deleteLater()
 
     def show_view(self, name: str) -> BaseView:
         index = registry.VIEWS.index(registry.get(name))
@@ -205,6 +222,16 @@ class MainWindow(QMainWindow):
         self.actions_by_key["action.explanation"].setChecked(shown)
         for view in self.views.values():
             view.set_explanation_shown(shown)
+
+    def set_language(self, lang: str) -> None:
+        """Show the interface in ``lang`` ("en", "zh") from now on; remembered."""
+        language.switch(self, lang)
+
+    def sync_actions(self) -> None:
+        """Check the menu entries of the current theme, language and explanation choice."""
+        self._sync_theme_actions()
+        self.language_actions[texts.language()].setChecked(True)
+        self.actions_by_key["action.explanation"].setChecked(self.explanation_shown)
 
     def set_theme(self, mode: str) -> None:
         themes.manager().set_mode(mode)
@@ -410,6 +437,7 @@ def make_app(argv: list[str] | None = None) -> QApplication:
     app.setOrganizationName("Softmax Lab")
     app.setApplicationVersion(gui.__version__)
     app.setStyle("Fusion")
+    language.apply_fonts(texts.language())  # a CJK family for Chinese (headless exports too)
     return app
 
 

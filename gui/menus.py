@@ -1,4 +1,4 @@
-"""The main window's menu bar: File, Edit, View (theme, explanation, backend) and Help.
+"""The main window's menu bar: File, Edit, View (theme, explanation, language, backend) and Help.
 
 The window keeps the slots; this module only makes the actions and menus,
 and files every action in ``window.actions_by_key`` under its text key (the
@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QMenu
 import compute
 from gui import help as helppages
 from gui import theme as themes
+from gui.model import texts
 from gui.model.texts import tr
 
 if TYPE_CHECKING:
@@ -93,6 +94,18 @@ def _view_menu(window: MainWindow, menu: QMenu) -> None:
     explanation.setCheckable(True)
     explanation.setChecked(True)
     menu.addAction(explanation)
+
+    menu.addSeparator()
+    language_menu = menu.addMenu(tr("menu.language"))
+    language_group = QActionGroup(window)
+    language_group.setExclusive(True)
+    window.language_actions = {}
+    for lang in texts.LANGUAGES:
+        action = add_action(window, f"action.language_{lang}", lambda _=False, la=lang: window.set_language(la))
+        action.setCheckable(True)
+        language_group.addAction(action)
+        language_menu.addAction(action)
+        window.language_actions[lang] = action
 
     menu.addSeparator()
     backend_menu = menu.addMenu(tr("menu.backend"))

@@ -25,7 +25,12 @@ if os.environ.get("CI"):
 def _isolated_config(tmp_path, monkeypatch):
     """Settings and the last session go to a fresh folder for every test."""
     monkeypatch.setenv("SOFTMAX_LAB_CONFIG_DIR", str(tmp_path / "config"))
-    monkeypatch.delenv("SOFTMAX_LAB_LANG", raising=False)
+    # English whatever the machine's locale (a test of the first-launch choice removes it)
+    monkeypatch.setenv("SOFTMAX_LAB_LANG", "en")
+    from gui.model import texts
+
+    yield
+    texts.set_language(None)  # a test that switched the language leaves English behind
 
 
 @pytest.fixture(autouse=True)

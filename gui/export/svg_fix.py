@@ -31,6 +31,8 @@ import math
 import re
 import xml.etree.ElementTree as ET
 
+from gui.fonts import CJK_FAMILIES
+
 SVG_NS = "http://www.w3.org/2000/svg"
 XLINK_NS = "http://www.w3.org/1999/xlink"
 ET.register_namespace("", SVG_NS)
@@ -40,8 +42,10 @@ ET.register_namespace("xlink", XLINK_NS)
 MAX_CELLS = 4096
 #: Larger images are enlarged (nearest neighbour) up to this many pixels a side.
 MAX_UPSCALED_SIDE = 4096
-#: Families tried after the one the PNG used; the last is CSS's generic family.
-FALLBACK_FONTS = ("DejaVu Sans", "Noto Sans", "Liberation Sans", "Arial", "Helvetica", "sans-serif")
+#: Families tried after the one the PNG used: Latin ones, then CJK ones (Chinese
+#: titles and labels), and last CSS's generic family.
+FALLBACK_FONTS = ("DejaVu Sans", "Noto Sans", "Liberation Sans", "Arial", "Helvetica",
+                  *CJK_FAMILIES[:6], "sans-serif")
 
 _MATRIX = re.compile(r"^\s*matrix\(([^)]*)\)\s*$")
 _SHAPES = {"rect"}
