@@ -45,6 +45,8 @@ from typing import BinaryIO
 import numpy as np
 from numpy.lib import format as npy_format
 
+from gui.model.texts import tr
+
 NPY_MAGIC = b"\x93NUMPY"
 #: Headers longer than this are refused (NumPy's own default).
 MAX_HEADER = 10_000
@@ -67,7 +69,7 @@ def size_text(nbytes: float) -> str:
     for unit, scale in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
         if nbytes >= scale:
             return f"{nbytes / scale:.1f} {unit}"
-    return f"{int(nbytes)} bytes"
+    return tr("error.npfile.bytes", n=int(nbytes))
 
 
 def _reason(exc: BaseException) -> str:
@@ -78,12 +80,11 @@ def _reason(exc: BaseException) -> str:
 
 
 def _kind_of(mode: int) -> str:
-    for test, name in ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
-                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-                       (stat.S_ISSOCK, "a socket")):
+    for test, name in ((stat.S_ISDIR, "folder"), (stat.S_ISFIFO, "fifo"), (stat.S_ISCHR, "char_device"),
+                       (stat.S_ISBLK, "block_device"), (stat.S_ISSOCK, "socket")):
         if test(mode):
-            return name
-    return "a special file"
+            return tr(f"error.npfile.kind.{name}")
+    return tr("error.npfile.kind.special")
 
 
 def open_regular(path: str | os.PathLike, where: str | None = None) -> BinaryIO:
@@ -97,16 +98,16 @@ def open_regular(path: str | os.PathLike, where: str | None = None) -> BinaryIO:
     try:
         mode = os.stat(path).st_mode
         if not stat.S_ISREG(mode):
-            raise LoadError(f"cannot read {where}: it is {_kind_of(mode)}; only regular files are read")
+            raise LoadError(tr("error.npfile.not_regular", where=where, kind=_kind_of(mode)))
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     except FileNotFoundError:
-        raise MissingFile(f"cannot read {where}: there is no such file") from None
+        raise MissingFile(tr("error.npfile.no_such_file", where=where)) from None
     except OSError as exc:
-        raise LoadError(f"cannot read {where}: {exc.strerror or _reason(exc)}") from None
+        raise LoadError(tr("error.npfile.cannot_read", where=where, reason=exc.strerror or _reason(exc))) from None
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
-            raise LoadError(f"cannot read {where}: it is {_kind_of(mode)}; only regular files are read")
+            raise LoadError(tr("error.npfile.not_regular", where=where, kind=_kind_of(mode)))
         if hasattr(os, "set_blocking"):
             os.set_blocking(fd, True)
         return os.fdopen(fd, "rb")
@@ -122,12 +123,13 @@ def read_regular(path: str | os.PathLike, max_bytes: int, where: str | None = No
         try:
             size = os.fstat(fh.fileno()).st_size
             if size > max_bytes:
-                raise LoadError(f"{where} is {size_text(size)}; the limit is {size_text(max_bytes)}")
+                raise LoadError(tr("error.npfile.too_big", where=where, size=size_text(size),
+                                   limit=size_text(max_bytes)))
             data = fh.read(max_bytes + 1)
         except OSError as exc:
-            raise LoadError(f"cannot read {where}: {exc.strerror or _reason(exc)}") from None
+            raise LoadError(tr("error.npfile.cannot_read", where=where, reason=exc.strerror or _reason(exc))) from None
     if len(data) > max_bytes:
-        raise LoadError(f"{where} is larger than the limit of {size_text(max_bytes)}")
+        raise LoadError(tr("error.npfile.over_limit", where=where, limit=size_text(max_bytes)))
     return data
 
 
@@ -202,16 +204,16 @@ class NumpyFile:
             raise exc
         where, expected = self.where, self.expected
         if isinstance(exc, MemoryError):
-            raise LoadError(f"{where} is too large to load into this machine's memory") from None
+            raise LoadError(tr("error.npfile.no_memory", where=where)) from None
         if isinstance(exc, (zipfile.BadZipFile, zlib.error, EOFError, lzma.LZMAError, struct.error)):
-            raise LoadError(f"{where} is damaged or truncated ({_reason(exc)})") from None
+            raise LoadError(tr("error.npfile.damaged", where=where, reason=_reason(exc))) from None
         if isinstance(exc, RecursionError):
-            raise LoadError(f"{where} is not a readable NumPy file (its header is nested too deeply); "
-                            f"expected {expected}") from None
+            raise LoadError(tr("error.npfile.nested", where=where, expected=expected)) from None
         if isinstance(exc, OSError):
-            raise LoadError(f"cannot read {where}: {exc.strerror or _reason(exc)}") from None
+            raise LoadError(tr("error.npfile.cannot_read", where=where, reason=exc.strerror or _reason(exc))) from None
         if isinstance(exc, (ValueError, OverflowError, RuntimeError, KeyError)):
-            raise LoadError(f"{where} is not a readable NumPy file ({_reason(exc)}); expected {expected}") from None
+            raise LoadError(tr("error.npfile.unreadable", where=where, reason=_reason(exc),
+                               expected=expected)) from None
         raise exc
 
     def _open(self) -> None:
@@ -229,26 +231,26 @@ class NumpyFile:
             self.names = tuple(self._members)
             return
         if not magic:
-            raise LoadError(f"{self.where} is empty; expected {self.expected}")
+            raise LoadError(tr("error.npfile.empty", where=self.where, expected=self.expected))
         if _looks_like_text(magic + self._fh.read(4096)):
-            raise LoadError(f"{self.where} is a text file, not a NumPy .npy/.npz; expected {self.expected}")
-        raise LoadError(f"{self.where} is not a NumPy .npy/.npz file; expected {self.expected}")
+            raise LoadError(tr("error.npfile.text", where=self.where, expected=self.expected))
+        raise LoadError(tr("error.npfile.not_numpy", where=self.where, expected=self.expected))
 
     # -- headers and data --------------------------------------------------------------------
     def _label(self, name: str | None) -> str:
-        return self.where if name is None else f"{self.where}: array '{name}'"
+        return self.where if name is None else tr("error.npfile.array_label", where=self.where, name=name)
 
     def _stream(self, name: str | None) -> tuple[BinaryIO, int]:
         """A stream at the start of array ``name`` and how many bytes it holds in all."""
         if self.kind == "npy":
             if name is not None:
-                raise LoadError(f"{self.where} is a .npy holding one array, not one named {name!r}; "
-                                f"expected {self.expected}")
+                raise LoadError(tr("error.npfile.npy_not_named", where=self.where, name=repr(name),
+                                   expected=self.expected))
             self._fh.seek(0)
             return self._fh, os.fstat(self._fh.fileno()).st_size
         info = self._members.get(name)
         if info is None:
-            raise LoadError(f"{self.where} has no array named {name!r}; expected {self.expected}")
+            raise LoadError(tr("error.npfile.no_array", where=self.where, name=repr(name), expected=self.expected))
         return self._zip.open(info), info.file_size
 
     def header(self, name: str | None = None) -> Header:
@@ -267,22 +269,21 @@ class NumpyFile:
         label = self._label(name)
         prefix = fp.read(len(NPY_MAGIC) + 2)
         if len(prefix) < len(NPY_MAGIC) + 2 or prefix[:len(NPY_MAGIC)] != NPY_MAGIC:
-            raise LoadError(f"{label} is not a NumPy array; expected {self.expected}")
+            raise LoadError(tr("error.npfile.not_array", label=label, expected=self.expected))
         version = (prefix[-2], prefix[-1])
         if version == (1, 0):
             shape, fortran, dtype = npy_format.read_array_header_1_0(fp, max_header_size=MAX_HEADER)
         elif version == (2, 0):
             shape, fortran, dtype = npy_format.read_array_header_2_0(fp, max_header_size=MAX_HEADER)
         else:
-            raise LoadError(f"{label} uses .npy format version {version[0]}.{version[1]}, "
-                            f"which is not read (1.0 and 2.0 are); expected {self.expected}")
+            raise LoadError(tr("error.npfile.version", label=label, version=f"{version[0]}.{version[1]}",
+                               expected=self.expected))
         if dtype.hasobject:
-            raise LoadError(f"{label} holds Python objects (pickled data), which are never loaded; "
-                            f"expected {self.expected}")
+            raise LoadError(tr("error.npfile.pickled", label=label, expected=self.expected))
         if dtype.fields is not None or dtype.subdtype is not None:
-            raise LoadError(f"{label} has the structured dtype {dtype}; expected {self.expected}")
+            raise LoadError(tr("error.npfile.structured", label=label, dtype=dtype, expected=self.expected))
         if any(s < 0 for s in shape):
-            raise LoadError(f"{label} declares the impossible shape {shape}")
+            raise LoadError(tr("error.npfile.impossible_shape", label=label, shape=shape))
         return Header(tuple(int(s) for s in shape), dtype, bool(fortran)), fp.tell()
 
     def read(self, name: str | None = None, *, max_bytes: int) -> np.ndarray:
@@ -291,23 +292,23 @@ class NumpyFile:
         total = self._headers[name][1]
         label = self._label(name)
         if head.nbytes > max_bytes:
-            raise LoadError(f"{label} declares shape {head.shape} of {head.dtype} ({size_text(head.nbytes)}); "
-                            f"the limit is {size_text(max_bytes)}")
+            raise LoadError(tr("error.npfile.over_limit_shape", label=label, shape=head.shape, dtype=head.dtype,
+                               size=size_text(head.nbytes), limit=size_text(max_bytes)))
         fp, _ = self._stream(name)
         try:
             _, offset = self._read_header(fp, name)
             held = total - offset
             if head.nbytes > held:
-                raise LoadError(f"{label} is truncated: its header declares shape {head.shape} of {head.dtype} "
-                                f"({size_text(head.nbytes)}) but the file holds {size_text(max(held, 0))} of data")
+                raise LoadError(tr("error.npfile.truncated_header", label=label, shape=head.shape, dtype=head.dtype,
+                                   size=size_text(head.nbytes), held=size_text(max(held, 0))))
             out = np.empty(head.count, dtype=head.dtype)
             buffer = memoryview(out.view(np.uint8).reshape(-1))
             done = 0
             while done < head.nbytes:
                 got = fp.readinto(buffer[done:done + _CHUNK])
                 if not got:
-                    raise LoadError(f"{label} is truncated: it ends after {size_text(done)} "
-                                    f"of {size_text(head.nbytes)} of data")
+                    raise LoadError(tr("error.npfile.truncated_data", label=label, done=size_text(done),
+                                       size=size_text(head.nbytes)))
                 done += got
             if fp is not self._fh:
                 fp.read(1)  # reaching the member's end checks its CRC-32
