@@ -36,6 +36,7 @@ from gui.model import npfile
 from gui.model.base import ViewModel
 from gui.model.files import write_text_atomic
 from gui.model.scores import Score, ScoreRow
+from gui.model.texts import tr
 
 FORMAT = "softmax-lab-session"
 VERSION = 2
@@ -67,9 +68,9 @@ def _short(value: Any, limit: int = 60) -> str:
 
 def _decode_float(v: Any, where: str) -> float:
     if isinstance(v, bool) or not isinstance(v, (int, float, str)):
-        raise SessionError(f"{where}: expected a number, got {_short(v)}")
+        raise SessionError(tr("error.session.not_a_number", where=where, value=_short(v)))
     if isinstance(v, str) and v.strip().lower() not in ("inf", "-inf", "+inf", "nan"):
-        raise SessionError(f"{where}: expected a number, got {_short(v)}")
+        raise SessionError(tr("error.session.not_a_number", where=where, value=_short(v)))
     return float(v)
 
 
@@ -80,14 +81,13 @@ def _check_tree(doc: Any) -> None:
         node, depth = stack.pop()
         if isinstance(node, (dict, list)):
             if depth > MAX_DEPTH:
-                raise SessionError(f"the file is nested more than {MAX_DEPTH} levels deep; a session needs 7")
+                raise SessionError(tr("error.session.too_deep", depth=MAX_DEPTH, needed=7))
             stack.extend((child, depth + 1) for child in (node.values() if isinstance(node, dict) else node))
         elif isinstance(node, int) and not isinstance(node, bool):
             try:
                 float(node)
             except OverflowError:
-                raise SessionError(f"it holds an integer of {len(str(abs(node)))} digits, "
-                                   "beyond the range of any setting or score") from None
+                raise SessionError(tr("error.session.huge_integer", digits=len(str(abs(node))))) from None
 
 
 @dataclass
@@ -130,30 +130,30 @@ class Session:
         try:
             type(row)().set_entries(self.scores)  # whatever the row refuses, on a scratch row
         except _DOES_NOT_FIT as exc:
-            raise SessionError(f"the scores: {exc}") from None
+            raise SessionError(tr("error.session.scores", error=exc)) from None
         for name, state in self.state.items():
             model = models.get(name)
             if model is None:
-                plan.skipped.append(f"there is no view {name!r}; its saved state was skipped")
+                plan.skipped.append(tr("error.session.no_view_state", view=repr(name)))
                 continue
             try:
                 plan.extras.append((model, model.check_extra_state(state)))
             except _DOES_NOT_FIT as exc:
-                plan.skipped.append(f"{exc}; that part of the session was skipped")
+                plan.skipped.append(tr("error.session.state_skipped", error=exc))
         for name, values in self.views.items():
             model = models.get(name)
             if model is None:
-                plan.skipped.append(f"there is no view {name!r}; its settings were skipped")
+                plan.skipped.append(tr("error.session.no_view_settings", view=repr(name)))
                 continue
             specs = model.params()
             for key, value in values.items():
                 spec = specs.get(key)
                 try:
                     if spec is None:
-                        raise ValueError(f"{name} has no parameter {key!r}")
+                        raise ValueError(tr("error.param.unknown", view=name, name=repr(key)))
                     checked = spec.check(value)
                 except _DOES_NOT_FIT as exc:
-                    plan.skipped.append(f"{name}: {exc}; kept {getattr(model, key, '–')!s}")
+                    plan.skipped.append(tr("error.session.kept", view=name, error=exc, value=getattr(model, key, "–")))
                     continue
                 if spec.kind == "path" and checked:
                     if self._check_file(name, model, key, checked, plan):
@@ -168,10 +168,10 @@ class Session:
         try:
             type(model)().set_param(key, path)
         except npfile.MissingFile as exc:
-            plan.skipped.append(f"{name}: {exc}; that file was skipped")
+            plan.skipped.append(tr("error.session.file_skipped", view=name, error=exc))
             return False
         except (*_DOES_NOT_FIT, MemoryError, OSError) as exc:
-            raise SessionError(f"{name}: {exc}") from None
+            raise SessionError(tr("error.session.view_error", view=name, error=exc)) from None
         return True
 
     def apply(self, row: ScoreRow, models: dict[str, ViewModel]) -> list[str]:
@@ -189,7 +189,7 @@ class Session:
             try:
                 model.set_param(key, path)
             except (*_DOES_NOT_FIT, MemoryError, OSError) as exc:  # changed since the check
-                raise SessionError(f"{model.name}: {exc}") from None
+                raise SessionError(tr("error.session.view_error", view=model.name, error=exc)) from None
         row.set_entries(self.scores)
         for model, checked in plan.extras:
             model.apply_extra_state(checked)
@@ -197,7 +197,7 @@ class Session:
             try:
                 model.set_param(key, value)
             except _DOES_NOT_FIT as exc:
-                plan.skipped.append(f"{name}: {exc}; kept {getattr(model, key, '–')!s}")
+                plan.skipped.append(tr("error.session.kept", view=name, error=exc, value=getattr(model, key, "–")))
         return plan.skipped
 
     # -- JSON ----------------------------------------------------------------
@@ -218,49 +218,49 @@ class Session:
         try:
             doc = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise SessionError(f"not a JSON file: {exc}") from None
+            raise SessionError(tr("error.session.not_json", error=exc)) from None
         except ValueError as exc:  # the interpreter's limit on the digits of an integer
-            raise SessionError(f"a number in it is too long to read ({str(exc).split(':')[0]})") from None
+            raise SessionError(tr("error.session.long_number", error=str(exc).split(":")[0])) from None
         except RecursionError:
-            raise SessionError("the file is nested too deeply to read") from None
+            raise SessionError(tr("error.session.too_deep_to_read")) from None
         _check_tree(doc)
         if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-            raise SessionError("not a Softmax Lab session file")
+            raise SessionError(tr("error.session.not_session"))
         version = doc.get("version")
         if isinstance(version, bool) or not isinstance(version, int) or not 1 <= version <= VERSION:
-            raise SessionError(f"unsupported session version {_short(version)}")
+            raise SessionError(tr("error.session.version", version=_short(version)))
         raw_scores = doc.get("scores")
         if not isinstance(raw_scores, list) or not raw_scores:
-            raise SessionError("'scores' must be a non-empty list")
+            raise SessionError(tr("error.session.scores_list"))
         scores = []
         for i, item in enumerate(raw_scores):
             if not isinstance(item, dict) or "value" not in item:
-                raise SessionError(f"score {i + 1}: expected {{'label': ..., 'value': ...}}")
-            label = item.get("label", f"Token {i + 1}")
+                raise SessionError(tr("error.session.score_item", n=i + 1))
+            label = item.get("label", tr("label.token_default", n=i + 1))
             if not isinstance(label, str):
-                raise SessionError(f"score {i + 1}: the label must be text")
-            scores.append(Score(label, _decode_float(item["value"], f"score {i + 1}")))
+                raise SessionError(tr("error.session.score_label", n=i + 1))
+            scores.append(Score(label, _decode_float(item["value"], tr("error.session.score_n", n=i + 1))))
         views = doc.get("views", {})
         if not isinstance(views, dict) or not all(
             isinstance(v, dict) for v in views.values()
         ):
-            raise SessionError("'views' must map view names to parameters")
+            raise SessionError(tr("error.session.views_map"))
         for name, params in views.items():
             for k, v in params.items():
                 if isinstance(v, bool) or not isinstance(v, (int, float, str)):
-                    raise SessionError(f"{name}.{k}: expected a number or a name, got {_short(v)}")
+                    raise SessionError(tr("error.session.param_value", where=f"{name}.{k}", value=_short(v)))
         # each view model checks its own values (ranges, names, files) before the session is applied
         clean_views = {str(name): dict(params) for name, params in views.items()}
         # version 1 also held a "seed" that nothing read: still checked, then ignored
         seed = doc.get("seed", 0)
         if isinstance(seed, bool) or not isinstance(seed, int):
-            raise SessionError(f"'seed' must be an integer, got {_short(seed)}")
+            raise SessionError(tr("error.session.seed", value=_short(seed)))
         state = doc.get("state", {})
         if not isinstance(state, dict) or not all(isinstance(v, dict) for v in state.values()):
-            raise SessionError("'state' must map view names to saved state")
+            raise SessionError(tr("error.session.state_map"))
         current = doc.get("current_view")
         if current is not None and not isinstance(current, str):
-            raise SessionError("'current_view' must be a view name")
+            raise SessionError(tr("error.session.current_view"))
         return cls(tuple(scores), clean_views, current, {str(k): dict(v) for k, v in state.items()})
 
     def save(self, path: Path | str) -> None:
@@ -274,5 +274,5 @@ class Session:
         except npfile.LoadError as exc:
             raise SessionError(str(exc)) from None
         except UnicodeDecodeError as exc:
-            raise SessionError(f"cannot read {path}: it is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+            raise SessionError(tr("error.session.not_utf8", path=path, reason=exc.reason, byte=exc.start)) from None
         return cls.from_json(text)
