@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from gui.model.texts import tr
+
 if TYPE_CHECKING:
     from gui.model.scores import ScoreRow
 
@@ -45,28 +47,27 @@ class Param:
         """Return ``value`` in the parameter's type, or raise ValueError saying what is wrong."""
         if self.kind == "path":
             if not isinstance(value, (str, os.PathLike)):
-                raise ValueError(f"{self.name} must be a file path, got {value!r}")
+                raise ValueError(tr("error.param.not_path", name=self.name, value=repr(value)))
             return os.fspath(value)
         if self.kind == "choice":
             if value not in self.choices:
-                raise ValueError(f"{self.name} must be one of {', '.join(self.choices)}, got {value!r}")
+                raise ValueError(tr("error.param.not_choice", name=self.name, choices=", ".join(self.choices),
+                                    value=repr(value)))
             return str(value)
         if isinstance(value, bool):
-            raise ValueError(f"{self.name} must be a number, got {value!r}")
+            raise ValueError(tr("error.param.not_number", name=self.name, value=repr(value)))
         try:
             number = float(value)
         except (TypeError, ValueError):
-            raise ValueError(f"{self.name} must be a number, got {value!r}") from None
+            raise ValueError(tr("error.param.not_number", name=self.name, value=repr(value))) from None
         if not math.isfinite(number):
-            raise ValueError(f"{self.name} must be finite, got {number!r}")
+            raise ValueError(tr("error.param.not_finite", name=self.name, value=repr(number)))
         if not self.minimum <= number <= self.maximum:
-            raise ValueError(
-                f"{self.name} must be between {self.minimum:g} and {self.maximum:g}, "
-                f"got {number:g}"
-            )
+            raise ValueError(tr("error.param.out_of_range", name=self.name, minimum=f"{self.minimum:g}",
+                                maximum=f"{self.maximum:g}", value=f"{number:g}"))
         if self.kind == "int":
             if number != int(number):
-                raise ValueError(f"{self.name} must be a whole number, got {number:g}")
+                raise ValueError(tr("error.param.not_whole", name=self.name, value=f"{number:g}"))
             return int(number)
         return number
 
@@ -191,7 +192,7 @@ class ViewModel:
         """Validate ``value`` against the parameter's range, then assign it."""
         spec = self.params().get(name)
         if spec is None:
-            raise ValueError(f"{self.name} has no parameter {name!r}")
+            raise ValueError(tr("error.param.unknown", view=self.name, name=repr(name)))
         setattr(self, name, spec.check(value))
 
     def to_dict(self) -> dict[str, Any]:
@@ -202,7 +203,7 @@ class ViewModel:
         specs = self.params()
         unknown = sorted(set(values) - set(specs))
         if unknown:
-            raise ValueError(f"{self.name} has no parameter(s) {', '.join(unknown)}")
+            raise ValueError(tr("error.param.unknown_many", view=self.name, names=", ".join(unknown)))
         checked = {name: specs[name].check(v) for name, v in values.items()}
         for name, number in checked.items():
             setattr(self, name, number)
@@ -215,7 +216,7 @@ class ViewModel:
     def check_extra_state(self, state: dict[str, Any]) -> dict[str, Any]:
         """Validate saved extra state whole, before anything is applied; raise ValueError saying why."""
         if state:
-            raise ValueError(f"{self.name} keeps no saved state ({', '.join(sorted(state))})")
+            raise ValueError(tr("error.state.none_kept", view=self.name, names=", ".join(sorted(state))))
         return {}
 
     def apply_extra_state(self, checked: dict[str, Any]) -> None:

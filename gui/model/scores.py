@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from psygnal import evented
+
+from gui.model.texts import tr
 
 #: The most scores the shared row holds (the score table refuses a paste past it).  Every view
 #: takes a row this long: the ones with n x n or n-probe work state their own, lower limits.
@@ -25,29 +27,26 @@ def parse_score(text: str) -> tuple[float, str | None]:
     """
     cleaned = text.strip().replace("\u2212", "-").replace("\u221e", "inf")
     if not cleaned:
-        raise ValueError("the cell is empty; type a number")
+        raise ValueError(tr("error.score.empty"))
     try:
         value = float(cleaned)
     except ValueError:
-        raise ValueError(f"{text.strip()!r} is not a number") from None
+        raise ValueError(tr("error.score.not_number", text=repr(text.strip()))) from None
     lowered = cleaned.lower()
     if math.isnan(value):
-        return value, "nan makes the whole row NaN: softmax has no answer for it"
+        return value, tr("note.score.nan")
     if math.isinf(value):
         if lowered in _INF_WORDS:
             if value > 0:
-                return value, "+inf takes all the weight (shared equally among +inf entries)"
-            return value, "-inf gets exactly zero weight, as a mask does"
-        return value, (
-            f"{cleaned} is beyond float64's range (±1.8e308) and was read as "
-            f"{'' if value > 0 else '-'}inf"
-        )
+                return value, tr("note.score.plus_inf")
+            return value, tr("note.score.minus_inf")
+        return value, tr("note.score.beyond_range", text=cleaned, value="inf" if value > 0 else "-inf")
     return value, None
 
 
 def _check_length(n: int) -> None:
     if n > MAX_SCORES:
-        raise ValueError(f"{n} scores is more than the limit of {MAX_SCORES}")
+        raise ValueError(tr("error.score.too_many", n=n, limit=MAX_SCORES))
 
 
 @dataclass(frozen=True)
@@ -56,9 +55,18 @@ class Score:
     value: float
 
 
-DEFAULT_SCORES: tuple[Score, ...] = tuple(
-    Score(f"Token {i + 1}", v) for i, v in enumerate((2.0, 1.0, 0.5, -1.0))
-)
+def default_label(n: int) -> str:
+    """The label of the n-th score (from 1) when the user gave none: "Token n" in the current language."""
+    return tr("label.token_default", n=n)
+
+
+def default_scores() -> tuple[Score, ...]:
+    """The row every ScoreRow starts with, labelled in the current language."""
+    return tuple(Score(default_label(i + 1), v) for i, v in enumerate((2.0, 1.0, 0.5, -1.0)))
+
+
+#: The default row as labelled when this module was imported (ScoreRow() asks default_scores() each time).
+DEFAULT_SCORES: tuple[Score, ...] = default_scores()
 
 
 @evented
@@ -70,11 +78,11 @@ class ScoreRow:
     never become empty.
     """
 
-    entries: tuple[Score, ...] = DEFAULT_SCORES
+    entries: tuple[Score, ...] = field(default_factory=default_scores)
 
     def __post_init__(self) -> None:
         if not self.entries:
-            raise ValueError("a score row needs at least one score")
+            raise ValueError(tr("error.score.row_empty"))
         _check_length(len(self.entries))
 
     # -- reading -----------------------------------------------------------
@@ -93,7 +101,7 @@ class ScoreRow:
     def set_entries(self, entries: tuple[Score, ...] | list[Score]) -> None:
         entries = tuple(entries)
         if not entries:
-            raise ValueError("the table needs at least one score")
+            raise ValueError(tr("error.score.table_empty"))
         _check_length(len(entries))
         self.entries = entries
 
@@ -101,10 +109,10 @@ class ScoreRow:
         """Replace the whole row; labels default to Token 1..n."""
         values = [float(v) for v in values]
         if labels is None:
-            labels = [f"Token {i + 1}" for i in range(len(values))]
+            labels = [default_label(i + 1) for i in range(len(values))]
         labels = list(labels)
         if len(labels) != len(values):
-            raise ValueError(f"{len(values)} scores but {len(labels)} labels")
+            raise ValueError(tr("error.score.labels_count", scores=len(values), labels=len(labels)))
         self.set_entries(tuple(Score(str(lb), v) for lb, v in zip(labels, values)))
 
     def set_value(self, index: int, value: float) -> None:
@@ -128,7 +136,7 @@ class ScoreRow:
     def remove(self, indices) -> None:
         drop = set(indices)
         if len(drop) >= len(self.entries):
-            raise ValueError("the table needs at least one score; the last row stays")
+            raise ValueError(tr("error.score.last_row"))
         self.entries = tuple(e for i, e in enumerate(self.entries) if i not in drop)
 
     def move(self, index: int, offset: int) -> int:
@@ -144,9 +152,9 @@ class ScoreRow:
     def _fresh_label(self) -> str:
         taken = set(self.labels)
         n = len(self.entries) + 1
-        while f"Token {n}" in taken:
+        while default_label(n) in taken:
             n += 1
-        return f"Token {n}"
+        return default_label(n)
 
     # -- the gap between the top score and the runner-up ------------------
     def top_two(self) -> tuple[int, int] | None:
@@ -169,7 +177,7 @@ class ScoreRow:
         """Move the top score so it sits ``gap`` above the runner-up."""
         top = self.top_two()
         if top is None:
-            raise ValueError("the gap needs at least two finite scores")
+            raise ValueError(tr("error.score.gap_needs_two"))
         if gap < 0:
-            raise ValueError(f"the gap must be >= 0, got {gap:g}")
+            raise ValueError(tr("error.score.gap_negative", gap=f"{gap:g}"))
         self.set_value(top[0], self.values[top[1]] + float(gap))
