@@ -242,4 +242,16 @@ class BaseView(QWidget):
     def arrays(self) -> dict[str, ExportArray]:
         return self.model.arrays(self.scores)
 
+    # -- tabs, by name (a lesson step's ``tab``) ---------------------------------------------
+    def tab_names(self) -> tuple[str, ...]:
+        """The names of the view's tabs (``self.tabs``), in order: its model's TAB_NAMES; () without tabs."""
+        return tuple(getattr(self.model, "TAB_NAMES", ())) if getattr(self, "tabs", None) is not None else ()
+
+    def select_tab(self, name: str) -> None:
+        """Show the tab called ``name``; ValueError naming the tabs there are."""
+        names = self.tab_names()
+        if name not in names:
+            raise ValueError(f"the {self.model.name} view has no tab {name!r} (tabs: {', '.join(names) or 'none'})")
+        self.tabs.setCurrentIndex(names.index(name))
+
 

@@ -70,6 +70,8 @@ def _log_ranks(v: int, points: int = CUM_POINTS) -> np.ndarray:
 @dataclass
 class SamplingModel(ViewModel):
     name: ClassVar[str] = "sampling"
+    #: The view's tabs, in order, by the names a lesson step's ``tab`` uses (BaseView.select_tab).
+    TAB_NAMES: ClassVar[tuple[str, ...]] = ("vocab", "gumbel", "router")
     logits: str = choice("zipf", SOURCES)
     vocab: int = param(50257, minimum=10, maximum=MAX_V, log=True, integer=True)
     seed: int = param(0, minimum=0, maximum=2**31 - 1, integer=True, control="spin")
