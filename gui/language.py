@@ -76,8 +76,8 @@ def switch(window: MainWindow, lang: str) -> None:
     window.settings.setValue("language", lang)
     apply_fonts(lang)
     retranslate(window)
-    warn_once_without_cjk(window)
     window.statusBar().showMessage(tr("language.switched", name=tr(f"action.language_{lang}")), 5000)
+    warn_once_without_cjk(window)  # after: this line is the one that matters
 
 
 def retranslate(window: MainWindow) -> None:
