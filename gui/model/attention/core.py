@@ -22,6 +22,7 @@ from gui.model.attention.sources import (
     sentence_qkv,
     tokens_of,
 )
+from gui.model.texts import tr
 
 #: At most this many score entries go into the histogram (a strided sample beyond).
 HIST_SAMPLE = 1_000_000
@@ -165,8 +166,7 @@ def _inputs(inp: CoreInputs):
         tokens = tokens_of(inp.sentence)
         labels = distinct_labels(tokens)
         return (*sentence_qkv(tokens, inp.d_k, inp.heads, inp.seed), None, (labels, labels), "")
-    note = "no file loaded: showing random data (drop a .npz on the view or use Load file)" \
-        if inp.source == "file" else ""
+    note = tr("attention.note.no_file") if inp.source == "file" else ""
     labels = tuple(str(i + 1) for i in range(inp.n))
     return (*random_qkv(inp.n, inp.d_k, inp.heads, inp.seed), None, (labels, labels), note)
 

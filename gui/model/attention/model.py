@@ -57,6 +57,7 @@ from gui.model.attention.sources import (
 from gui.model.base import ExportArray, ViewModel, choice, drain, param, path_param
 from gui.model.calculator import STEP_COLUMNS
 from gui.model.scores import ScoreRow
+from gui.model.texts import tr
 
 SCALINGS = ("sqrt_dk", "none", "custom")
 SWITCH = ("off", "on")
@@ -159,8 +160,7 @@ class AttentionModel(ViewModel):
         if need <= limit:
             return None
         h, n_q, n_k, d, _ = self.shape(**override)
-        return (f"{h} head(s) of {n_q} x {n_k} attention with dₖ = {d} would need about {gib_text(need)}, "
-                f"more than a quarter of this machine's memory ({gib_text(limit)}); the setting was not changed")
+        return tr("attention.memory.setting", h=h, n_q=n_q, n_k=n_k, d=d, need=gib_text(need), limit=gib_text(limit))
 
     def set_param(self, name: str, value) -> None:
         """As ViewModel.set_param, but a size the machine cannot hold is refused (state kept),
@@ -185,8 +185,8 @@ class AttentionModel(ViewModel):
         h, n_q, d = loaded.q.shape
         need = compute.attention_memory(n_q, loaded.k.shape[1], d, loaded.v.shape[2], heads=h)
         if need > sources.memory_limit():
-            raise LoadError(f"{loaded.path}: {h} head(s) of {n_q} x {loaded.k.shape[1]} attention would need "
-                            f"about {gib_text(need)}, more than a quarter of this machine's memory")
+            raise LoadError(tr("attention.file.memory", where=loaded.path, h=h, n_q=n_q, n_k=loaded.k.shape[1],
+                               need=gib_text(need)))
         self.loaded = loaded
         self.file_path = self.file = os.fspath(path)
         self.source = "file"
@@ -305,20 +305,20 @@ class AttentionModel(ViewModel):
         """Validate saved extra state whole; raise ValueError saying what is wrong."""
         unknown = sorted(set(state) - {"sentence", "tables"})
         if unknown:
-            raise ValueError(f"attention keeps no saved state named {', '.join(unknown)}")
+            raise ValueError(tr("attention.state.unknown", names=", ".join(unknown)))
         checked: dict[str, Any] = {}
         if "sentence" in state:
             if not isinstance(state["sentence"], str):
-                raise ValueError("attention: the saved sentence is not text")
+                raise ValueError(tr("attention.state.sentence"))
             checked["sentence"] = state["sentence"]
         if "tables" in state:
             t = state["tables"]
             if not isinstance(t, dict) or set(t) != {"q", "k", "v"}:
-                raise ValueError("attention: saved tables need exactly q, k and v")
+                raise ValueError(tr("attention.state.tables_keys"))
             try:
                 arrays = {w: np.array(t[w], dtype=np.float64) for w in ("q", "k", "v")}
             except (TypeError, ValueError):
-                raise ValueError("attention: saved tables must hold numbers") from None
+                raise ValueError(tr("attention.state.tables_numbers")) from None
             checked["tables"] = sources.validate_tables(arrays["q"], arrays["k"], arrays["v"])
         return checked
 

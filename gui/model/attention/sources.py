@@ -22,6 +22,7 @@ import numpy as np
 
 import compute
 from gui.model.npfile import LoadError, open_numpy
+from gui.model.texts import tr
 
 SOURCES = ("random", "sentence", "file", "tables")
 #: The tables source holds at most this many tokens and this d (d_v).
@@ -63,17 +64,17 @@ class LoadedArrays:
     path: str
 
 
-_EXPECTED = (f"a .npz with float arrays q (n, d), k (n, d), v (n, d_v) (optionally with a leading heads axis) "
-             f"and optionally a bool mask; at most {MAX_HEADS} heads, {MAX_N} tokens and d, d_v from 1 to {MAX_D}")
+def _expected() -> str:
+    """What a file must hold (ends the messages), in the current language."""
+    return tr("attention.file.expected", heads=MAX_HEADS, tokens=MAX_N, d=MAX_D)
 
 
 def _float_layout(name: str, shape: tuple[int, ...], dtype: np.dtype, where: str) -> tuple[int, int, int]:
     """(heads, n, d) of a q, k or v of ``shape``; LoadError unless it is a 2-D or 3-D float array."""
     if not np.issubdtype(dtype, np.floating):
-        raise LoadError(f"{where}: array '{name}' has dtype {dtype}; expected a floating-point array "
-                        "(float16, float32 or float64)")
+        raise LoadError(tr("attention.file.bad_dtype", where=where, name=name, dtype=dtype))
     if len(shape) not in (2, 3):
-        raise LoadError(f"{where}: array '{name}' has shape {tuple(shape)}; expected (n, d) or (heads, n, d)")
+        raise LoadError(tr("attention.file.bad_shape", where=where, name=name, shape=tuple(shape)))
     return (1, *shape) if len(shape) == 2 else tuple(shape)
 
 
@@ -86,38 +87,35 @@ def check_layout(q: tuple, k: tuple, v: tuple, mask: tuple | None, where: str) -
     (hq, n_q, d), (hk, n_k, d_k), (hv, n_v, d_v) = (
         _float_layout(name, shape, dtype, where) for name, (shape, dtype) in (("q", q), ("k", k), ("v", v)))
     if len({hq, hk, hv}) != 1:
-        raise LoadError(f"{where}: q, k and v have different numbers of heads "
-                        f"({hq}, {hk}, {hv}); expected the same")
+        raise LoadError(tr("attention.file.heads_differ", where=where, hq=hq, hk=hk, hv=hv))
     h = hq
     if not 1 <= h <= MAX_HEADS:
-        raise LoadError(f"{where}: {h} heads; expected 1 to {MAX_HEADS}")
+        raise LoadError(tr("attention.file.heads_range", where=where, h=h, limit=MAX_HEADS))
     if d != d_k:
-        raise LoadError(f"{where}: q has shape {(n_q, d)} and k has shape {(n_k, d_k)}; "
-                        "expected the same last dimension d_k")
+        raise LoadError(tr("attention.file.dk_differ", where=where, q_shape=(n_q, d), k_shape=(n_k, d_k)))
     if n_k != n_v:
-        raise LoadError(f"{where}: k has {n_k} rows and v has {n_v}; expected one value row per key")
+        raise LoadError(tr("attention.file.kv_rows", where=where, n_k=n_k, n_v=n_v))
     if not (1 <= n_q <= MAX_N and 1 <= n_k <= MAX_N):
-        raise LoadError(f"{where}: {n_q} queries and {n_k} keys; expected 1 to {MAX_N} of each")
+        raise LoadError(tr("attention.file.tokens_range", where=where, n_q=n_q, n_k=n_k, limit=MAX_N))
     if not (1 <= d <= MAX_D and 1 <= d_v <= MAX_D):
-        raise LoadError(f"{where}: d_k = {d} and d_v = {d_v}; expected each from 1 to {MAX_D}")
+        raise LoadError(tr("attention.file.d_range", where=where, d_k=d, d_v=d_v, limit=MAX_D))
     if mask is not None:
         shape, dtype = mask
         if dtype != np.bool_:
-            raise LoadError(f"{where}: array 'mask' has dtype {dtype}; expected bool (True = may attend)")
+            raise LoadError(tr("attention.file.mask_dtype", where=where, dtype=dtype))
         if tuple(shape) not in ((n_k,), (n_q, n_k), (h, n_q, n_k)):
-            raise LoadError(f"{where}: array 'mask' has shape {tuple(shape)}; expected ({n_k},), "
-                            f"({n_q}, {n_k}) or ({h}, {n_q}, {n_k})")
+            raise LoadError(tr("attention.file.mask_shape", where=where, shape=tuple(shape), one=(n_k,),
+                               two=(n_q, n_k), three=(h, n_q, n_k)))
     need = compute.attention_memory(n_q, n_k, d, d_v, heads=h)
     if need > memory_limit():
-        raise LoadError(f"{where}: {h} head(s) of {n_q} x {n_k} attention would need about {gib_text(need)}, "
-                        "more than a quarter of this machine's memory")
+        raise LoadError(tr("attention.file.memory", where=where, h=h, n_q=n_q, n_k=n_k, need=gib_text(need)))
     return h, n_q, n_k, d, d_v
 
 
 def _float_array(name: str, a: np.ndarray, where: str) -> np.ndarray:
     a = np.asarray(a, dtype=np.float64)
     if not np.all(np.isfinite(a)):
-        raise LoadError(f"{where}: array '{name}' holds inf or NaN; expected finite numbers")
+        raise LoadError(tr("attention.file.not_finite", where=where, name=name))
     return a[None] if a.ndim == 2 else a
 
 
@@ -138,14 +136,15 @@ def load_arrays(path: str | os.PathLike) -> LoadedArrays:
     before any data is read, never unpickled.  Raises LoadError with a
     message naming the file, what is wrong and what was expected.
     """
-    with open_numpy(path, expected=_EXPECTED) as f:
+    expected = _expected()
+    with open_numpy(path, expected=expected) as f:
         where = f.where
         if f.kind == "npz":
             missing = [name for name in ("q", "k", "v") if name not in f.names]
             if missing:
-                found = ", ".join(f.names[:12]) + (", ..." if len(f.names) > 12 else "") or "nothing"
-                raise LoadError(f"{where} has no array named {', '.join(repr(m) for m in missing)} "
-                                f"(it holds: {found}); expected {_EXPECTED}")
+                found = ", ".join(f.names[:12]) + (", ..." if len(f.names) > 12 else "") or tr("error.npfile.nothing")
+                raise LoadError(tr("attention.file.missing", where=where, names=", ".join(repr(m) for m in missing),
+                                   found=found, expected=expected))
             names = ("q", "k", "v", "mask") if "mask" in f.names else ("q", "k", "v")
             heads = {name: f.header(name) for name in names}
             mask_head = heads.get("mask")
@@ -155,8 +154,7 @@ def load_arrays(path: str | os.PathLike) -> LoadedArrays:
             return validate(arrays["q"], arrays["k"], arrays["v"], arrays.get("mask"), where)
         head = f.header()
         if len(head.shape) not in (3, 4) or head.shape[0] != 3:
-            raise LoadError(f"{where}: a .npy of shape {head.shape}; expected a (3, n, d) or "
-                            "(3, heads, n, d) stack of q, k, v (or use a .npz)")
+            raise LoadError(tr("attention.file.npy_shape", where=where, shape=head.shape))
         one = (head.shape[1:], head.dtype)  # each of q, k, v
         check_layout(one, one, one, None, where)
         stack = f.read(max_bytes=head.nbytes)
@@ -189,12 +187,11 @@ def validate_tables(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> TableArrays:
     """Tables from saved arrays: 2-D, finite, q and k of one width, one value row per key, at most MAX_TABLE."""
     for name, a in (("q", q), ("k", k), ("v", v)):
         if a.ndim != 2 or not (1 <= a.shape[0] <= MAX_TABLE and 1 <= a.shape[1] <= MAX_TABLE):
-            raise ValueError(f"attention: saved table {name} has shape {a.shape}; "
-                             f"expected (n, d) with n and d from 1 to {MAX_TABLE}")
+            raise ValueError(tr("attention.state.table_shape", name=name, shape=a.shape, limit=MAX_TABLE))
         if not np.all(np.isfinite(a)):
-            raise ValueError(f"attention: saved table {name} holds inf or NaN")
+            raise ValueError(tr("attention.state.table_not_finite", name=name))
     if q.shape != k.shape or k.shape[0] != v.shape[0]:
-        raise ValueError(f"attention: saved tables q {q.shape}, k {k.shape}, v {v.shape} do not fit together")
+        raise ValueError(tr("attention.state.tables_misfit", q=q.shape, k=k.shape, v=v.shape))
     return TableArrays(q, k, v)
 
 
