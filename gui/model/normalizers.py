@@ -18,6 +18,7 @@ from psygnal import evented
 import compute
 from gui.model.base import ExportArray, ViewModel, param
 from gui.model.scores import ScoreRow
+from gui.model.texts import tr
 
 METHODS = ("softmax", "linear", "shifted_linear", "hardmax", "sparsemax", "entmax", "sigmoid")
 PROPERTIES = ("nonnegative", "sums_to_one", "shift_invariant", "order_kept", "all_positive", "differentiable")
@@ -118,9 +119,9 @@ class NormalizersModel(ViewModel):
         wanted = set(methods)
         unknown = sorted(wanted - set(METHODS))
         if unknown:
-            raise ValueError(f"unknown method(s) {', '.join(unknown)}; choose from {', '.join(METHODS)}")
+            raise ValueError(tr("normalizers.error.unknown", names=", ".join(unknown), methods=", ".join(METHODS)))
         if not wanted:
-            raise ValueError("at least one method stays shown")
+            raise ValueError(tr("normalizers.error.none_shown"))
         shown = tuple(m for m in METHODS if m in wanted)
         if shown != self.shown:
             self.shown = shown
@@ -138,12 +139,12 @@ class NormalizersModel(ViewModel):
     def check_extra_state(self, state: dict[str, Any]) -> dict[str, Any]:
         unknown = sorted(set(state) - {"shown"})
         if unknown:
-            raise ValueError(f"normalizers keeps no saved state {', '.join(unknown)}")
+            raise ValueError(tr("normalizers.state.unknown", names=", ".join(unknown)))
         shown = state.get("shown", list(METHODS))
         if not isinstance(shown, list) or not all(isinstance(m, str) for m in shown):
-            raise ValueError("normalizers: 'shown' must be a list of method names")
+            raise ValueError(tr("normalizers.state.not_list"))
         if not shown or set(shown) - set(METHODS):
-            raise ValueError(f"normalizers: 'shown' must name some of {', '.join(METHODS)}")
+            raise ValueError(tr("normalizers.state.bad_names", methods=", ".join(METHODS)))
         return {"shown": tuple(m for m in METHODS if m in shown)}
 
     def apply_extra_state(self, checked: dict[str, Any]) -> None:

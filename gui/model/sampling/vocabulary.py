@@ -16,6 +16,7 @@ import numpy as np
 
 import compute
 from gui.model.npfile import LoadError, open_numpy
+from gui.model.texts import tr
 from resources import RESOURCES
 
 SOURCES = ("zipf", "scores", "file")
@@ -48,28 +49,28 @@ def load_logits(path: str | os.PathLike) -> np.ndarray:
     files only, the header checked (MIN_V to MAX_V logits) before any data is
     read.  Raises LoadError naming the file, what is wrong and what was expected.
     """
-    expected = f"a .npy holding one row of {MIN_V} to {MAX_V:,} float logits (or a .npz with an array 'logits')"
+    expected = tr("sampling.file.expected", low=MIN_V, high=f"{MAX_V:,}")
     with open_numpy(path, expected=expected) as f:
         where = f.where
         name = None
         if f.kind == "npz":
             if "logits" not in f.names:
-                found = ", ".join(f.names[:12]) + (", ..." if len(f.names) > 12 else "") or "nothing"
-                raise LoadError(f"{where} has no array named 'logits' (it holds: {found}); expected {expected}")
+                found = ", ".join(f.names[:12]) + (", ..." if len(f.names) > 12 else "") or tr("error.npfile.nothing")
+                raise LoadError(tr("sampling.file.missing", where=where, found=found, expected=expected))
             name = "logits"
         head = f.header(name)
         if head.dtype.kind not in "fiu":
-            raise LoadError(f"{where} holds dtype {head.dtype}; expected {expected}")
+            raise LoadError(tr("sampling.file.dtype", where=where, dtype=head.dtype, expected=expected))
         shape = head.shape
         if len(shape) == 2 and 1 in shape:
             shape = (head.count,)
         if len(shape) != 1 or not MIN_V <= head.count <= MAX_V:
-            raise LoadError(f"{where} holds an array of shape {head.shape}; expected {expected}")
+            raise LoadError(tr("sampling.file.shape", where=where, shape=head.shape, expected=expected))
         a = np.asarray(f.read(name, max_bytes=head.nbytes), dtype=np.float64).reshape(-1)
     if np.isnan(a).any() or (a == np.inf).any():
-        raise LoadError(f"{where} holds NaN or +inf; expected finite logits (-inf marks a banned token)")
+        raise LoadError(tr("sampling.file.not_finite", where=where))
     if not np.isfinite(a).any():
-        raise LoadError(f"{where}: every logit is -inf; expected at least one finite logit")
+        raise LoadError(tr("sampling.file.all_minus_inf", where=where))
     return a
 
 
@@ -88,9 +89,9 @@ class Vocabulary:
 def score_vocabulary(values: np.ndarray, labels: tuple[str, ...], key: tuple) -> Vocabulary:
     """The score row as a vocabulary; refuses NaN and a row that is -inf everywhere (ValueError)."""
     if np.isnan(values).any():
-        raise ValueError("the score row holds NaN: a token with an undefined score cannot be sampled")
+        raise ValueError(tr("sampling.scores.nan"))
     if not np.isfinite(values).any():
-        raise ValueError("every score is -inf: there is nothing to sample")
+        raise ValueError(tr("sampling.scores.all_minus_inf"))
     return Vocabulary(values, dict(enumerate(labels)), key)
 
 
