@@ -8,6 +8,8 @@ import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from gui.model.texts import tr
+
 
 def _umask() -> int:
     mask = os.umask(0)
@@ -46,7 +48,7 @@ def write_all_atomic(jobs: Iterable[tuple[Path, Callable[[Path], None]]]) -> lis
             staged.append((tmp, target))
             writer(tmp)
             if not tmp.exists() or tmp.stat().st_size == 0:
-                raise OSError(f"nothing was written for {target.name}")
+                raise OSError(tr("export.empty_file", name=target.name))
         for tmp, target in staged:
             os.replace(tmp, target)
     except BaseException:
