@@ -19,6 +19,8 @@ ALLOWED_WORDS = {
     # number formats and libraries
     "float", "bfloat", "fp", "int", "numpy", "cupy", "scipy", "torch", "gpu", "cpu", "cuda", "nvrtc", "qt",
     "pyside", "pyqtgraph", "python", "psygnal", "superqt", "vram",
+    # units
+    "kib", "mib", "gib", "kb", "mb", "gb", "ms", "us", "ns", "hz",
     # files and keys
     "png", "svg", "csv", "npz", "npy", "json", "txt", "dpi", "px", "ctrl", "shift", "alt", "del", "enter",
     "tab", "esc", "backspace", "cmd", "home", "end", "pgup", "pgdown", "ins", "space", "up", "down", "left",
@@ -42,6 +44,7 @@ _STRIP = (
     re.compile(r"\b[A-Za-z]+(?=\()"),  # a function's name in a formula: Attention(Q, K, V)
     re.compile(r"<[^<>]*>"),  # HTML tags
     re.compile(r"'[^'\s]*'"),  # a quoted name ('scores', 'current_view')
+    re.compile(r"“[A-Za-z0-9 ·.-]*”"),  # a quoted token of the user's data (“sat”)
     re.compile(r"--[a-z][a-z-]*(?: [a-z]+(?:\|[a-z]+)+)?"),  # command-line options (--causal on|off)
     re.compile(r"[\w.-]+\.(?:json|bad|npz|npy|csv|png|svg|ini|txt)\b"),  # file names
     re.compile(r"\{[^{}]*\}"),  # placeholders

@@ -78,6 +78,11 @@ def tr(key: str, **fmt: object) -> str:
 
 
 @cache
-def presets() -> tuple[tuple[str, tuple[float, ...]], ...]:
+def _presets() -> tuple[tuple[str, tuple[float, ...]], ...]:
     doc = json.loads((RESOURCES / "presets.json").read_text(encoding="utf-8"))
-    return tuple((p["name"], tuple(float(v) for v in p["values"])) for p in doc["presets"])
+    return tuple((p["key"], tuple(float(v) for v in p["values"])) for p in doc["presets"])
+
+
+def presets() -> tuple[tuple[str, tuple[float, ...]], ...]:
+    """The articles' example rows: (name in the current language, values)."""
+    return tuple((tr(f"preset.{key}"), values) for key, values in _presets())

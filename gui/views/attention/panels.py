@@ -102,7 +102,7 @@ class Readouts:
     def show(self, r: AttentionResult) -> None:
         c = r.core
         d = c.q.shape[2]
-        how = {"sqrt_dk": f"1/√{d} = {fmt(c.scale, 4)}", "none": "1 (no scale)",
+        how = {"sqrt_dk": f"1/√{d} = {fmt(c.scale, 4)}", "none": tr("attention.readout.scale_none"),
                "custom": f"1/T = {fmt(c.scale, 4)}"}[r.scaling]
         self.labels["attention.readout.scale"].setText(how)
         self.labels["attention.readout.std"].setText(f"{fmt(c.std_raw, 2)} → {fmt(c.std_scaled, 2)}")
