@@ -22,6 +22,9 @@ from typing import Any
 
 from PySide6.QtGui import QUndoCommand, QUndoStack
 
+from gui import registry
+from gui.model.texts import tr
+
 MERGE_SECONDS = 0.75
 #: The undo stack keeps this many steps; older ones are dropped.
 UNDO_LIMIT = 200
@@ -102,3 +105,13 @@ class UndoRecorder:
             setattr(obj, field, value)
         finally:
             self._applying = False
+
+
+def undo_text(view: str, field: str) -> str:
+    """The Undo menu's words for a change of ``field`` in ``view`` ("change Temperature: Temperature T")."""
+    try:
+        what = tr(f"param.{field}.label")
+    except KeyError:  # extra state (the attention sentence, the tables)
+        what = field
+    return tr("undo.change", view=registry.get(view).title, what=what)
+

@@ -107,7 +107,7 @@ class BaseView(QWidget):
     def add_readouts(self, form: QFormLayout, keys: tuple[str, ...]) -> None:
         """Caption/value rows for ``keys`` in ``form``; the value labels land in ``self.readouts``."""
         for key in keys:
-            caption = QLabel(tr(key) + ":")
+            caption = QLabel(tr("caption", label=tr(key)))
             value = QLabel("–")
             # values may carry score labels ("<b>x</b>" shows literally); only the app's own formulas are rich
             value.setTextFormat(Qt.TextFormat.RichText if key in RICH_READOUTS else Qt.TextFormat.PlainText)

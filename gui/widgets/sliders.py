@@ -387,7 +387,7 @@ def param_form(model: ViewModel, names: Sequence[str], *, message: Callable[[str
         if message is not None:
             control.message.connect(message)
         if isinstance(control, ParamSpin):
-            caption = QLabel(tr(f"param.{name}.label") + ":")
+            caption = QLabel(tr("caption", label=tr(f"param.{name}.label")))
             caption.setToolTip(control.toolTip())
             form.addRow(caption, control)
         else:
