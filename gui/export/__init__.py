@@ -25,6 +25,7 @@ import numpy as np
 from gui.export.atomic import ExportError, FolderBusy, ReplaceError, describe, shown, write_set
 from gui.export.options import ExportOptions
 from gui.model.base import ExportArray
+from gui.model.texts import tr
 
 __all__ = ["ExportError", "ExportOptions", "FolderBusy", "ReplaceError", "describe", "shown", "PLOT_FORMATS", "PNG_WIDTH", "csv_text", "existing",
            "export_view", "plan", "read_npz"]
@@ -44,7 +45,7 @@ def _png_writer(plot, options: ExportOptions) -> Callable[[Path], None]:
         buffer = QBuffer(data)
         buffer.open(QIODevice.OpenModeFlag.WriteOnly)
         if image.isNull() or not image.save(buffer, "PNG"):
-            raise OSError(f"could not encode a PNG image of {image.width()} x {image.height()} pixels")
+            raise OSError(tr("export.error.png_encode", width=image.width(), height=image.height()))
         buffer.close()
         with open(tmp, "wb") as fh:  # Python's own write: an OSError keeps its reason (ENOSPC, EACCES)
             fh.write(data.data())
@@ -139,9 +140,9 @@ def export_view(view, view_name: str, folder: Path | str, *, plots: bool = True,
     """
     folder = Path(folder)
     if not folder.is_dir():
-        raise ExportError(f"{shown(folder)} is not a folder")
+        raise ExportError(tr("export.error.not_folder", folder=shown(folder)))
     if not view.isVisible():  # pyqtgraph exports a wrong size before the layout is done
-        raise ExportError("the view must be shown (laid out) before it is exported")
+        raise ExportError(tr("export.error.not_shown"))
     view.flush()
     jobs = plan(view, view_name, folder, plots=plots, arrays=arrays, options=options)
     clash = existing(jobs)

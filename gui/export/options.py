@@ -21,6 +21,8 @@ import math
 import re
 from dataclasses import dataclass
 
+from gui.model.texts import tr
+
 #: CSS pixels per inch: the unit of the on-screen layout and of the SVG's user space.
 CSS_DPI = 96.0
 DEFAULT_DPI = 200.0
@@ -55,19 +57,19 @@ class ExportOptions:
         """Why these numbers make no figure, or None."""
         lo, hi = DPI_RANGE
         if not (math.isfinite(self.dpi) and lo <= self.dpi <= hi):
-            return f"the resolution must be {lo:g} to {hi:g} dpi, got {self.dpi:g}"
+            return tr("export.error.dpi_range", low=f"{lo:g}", high=f"{hi:g}", dpi=f"{self.dpi:g}")
         lo, hi = PIXEL_RANGE
         for name, v in (("width", self.width), ("height", self.height)):
             if not lo <= v <= hi:
-                return f"the {name} must be {lo} to {hi} pixels, got {v}"
+                return tr(f"export.error.{name}_range", low=lo, high=hi, value=v)
         if self.width * self.height > MAX_PIXELS:
-            return f"{self.width} x {self.height} is more than {MAX_PIXELS // 1_000_000} million pixels"
+            return tr("export.error.too_many_pixels", width=self.width, height=self.height,
+                      limit=MAX_PIXELS // 1_000_000)
         lw, lh = self.layout
         if lw < MIN_LAYOUT[0] or lh < MIN_LAYOUT[1]:
             w_in, h_in = (m / CSS_DPI for m in MIN_LAYOUT)
-            return (f"{self.width} x {self.height} pixels at {self.dpi:g} dpi is a "
-                    f"{self.inches[0]:g} x {self.inches[1]:g} in figure, smaller than "
-                    f"{w_in:g} x {h_in:g} in: use more pixels or fewer dpi")
+            return tr("export.error.too_small", width=self.width, height=self.height, dpi=f"{self.dpi:g}",
+                      w_in=f"{self.inches[0]:g}", h_in=f"{self.inches[1]:g}", min_w=f"{w_in:g}", min_h=f"{h_in:g}")
         return None
 
     @classmethod
@@ -83,16 +85,16 @@ class ExportOptions:
             try:
                 res = float(dpi)
             except ValueError:
-                raise ValueError(f"--dpi must be a number, got {dpi!r}") from None
+                raise ValueError(tr("export.error.dpi_not_number", value=repr(dpi))) from None
             lo, hi = DPI_RANGE
             if not (math.isfinite(res) and lo <= res <= hi):
-                raise ValueError(f"--dpi must be {lo:g} to {hi:g}, got {dpi}")
+                raise ValueError(tr("export.error.dpi_option_range", low=f"{lo:g}", high=f"{hi:g}", value=dpi))
         if size is None:
             w, h = (round(v * res) for v in DEFAULT_INCHES)
         else:
             m = _SIZE.match(size)
             if m is None:
-                raise ValueError(f"--size must be WIDTHxHEIGHT in pixels, e.g. 1800x1200, got {size!r}")
+                raise ValueError(tr("export.error.size_format", value=repr(size)))
             w, h = int(m.group(1)), int(m.group(2))
         return cls(w, h, res)
 

@@ -32,6 +32,7 @@ import re
 import xml.etree.ElementTree as ET
 
 from gui.fonts import CJK_FAMILIES
+from gui.model.texts import tr
 
 SVG_NS = "http://www.w3.org/2000/svg"
 XLINK_NS = "http://www.w3.org/1999/xlink"
@@ -248,9 +249,9 @@ def fix_svg(svg: bytes, *, size: tuple[float, float], background: str, fonts: st
         if _tag(el) == "rect" and el.get("width") == "100%":
             root.remove(el)
         elif _tag(el) == "title":
-            el.text = title or "Softmax Lab figure"
+            el.text = title or tr("export.svg.title")
         elif _tag(el) == "desc":
-            el.text = "Exported by Softmax Lab"
+            el.text = tr("export.svg.desc")
     root.insert(0, ET.Element(_q("rect"), {"x": "0", "y": "0", "width": _n(w), "height": _n(h),
                                            "fill": background, "stroke": "none"}))
     _flatten(root)
