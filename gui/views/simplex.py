@@ -207,7 +207,7 @@ class SimplexPlot(Plot):
                 self.legend.removeItem(self.kl)
             self._kl_in_legend = r.show_kl
         self._rename(self.entmax, tr("plot.simplex.entmax", alpha=f"{r.alpha:.3g}"))
-        names = [*r.labels, *(f"Token {i + 1}" for i in range(len(r.labels), 3))]
+        names = [*r.labels, *(tr("label.token_default", n=i + 1) for i in range(len(r.labels), 3))]
         self._rename(self.arrows, tr("plot.simplex.arrows", token=names[r.arrows - 1]))
         for i, text in enumerate(self.corner_texts):
             label = tr("plot.simplex.corner", label=names[i], coords=_CORNER_COORDS[i]) if r.ok \

@@ -8,7 +8,8 @@ from pathlib import Path
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QPushButton, QWidget
 
-FILE_FILTER = "NumPy arrays (*.npz *.npy);;All files (*)"
+from gui.model.texts import tr
+
 SUFFIXES = (".npz", ".npy")
 
 
@@ -35,9 +36,10 @@ class FileStrip(QWidget):
     message = Signal(str, bool)
 
     def __init__(self, load: Callable[[str], str], *, button: str, tooltip: str, dialog_title: str,
-                 no_file: str, file_filter: str = FILE_FILTER, object_name: str = ""):
+                 no_file: str, file_filter: str | None = None, object_name: str = ""):
         super().__init__()
-        self._load, self._dialog_title, self._filter, self._no_file = load, dialog_title, file_filter, no_file
+        self._load, self._dialog_title, self._no_file = load, dialog_title, no_file
+        self._filter = file_filter if file_filter is not None else tr("file.filter.numpy")
         self.button = QPushButton(button)
         self.button.setToolTip(tooltip)
         self.button.clicked.connect(self.choose_file)

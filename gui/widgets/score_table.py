@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
 )
 
 from gui.binding import connect_while_alive
-from gui.model.scores import MAX_SCORES, Score, ScoreRow, parse_score
+from gui.model.scores import MAX_SCORES, Score, ScoreRow, default_label, parse_score
 from gui.model.texts import presets, tr
 from gui.widgets.cell_table import ValidatedTableModel, paste_report, paste_text, split_tsv, strip_header
 
@@ -196,7 +196,7 @@ class ScoreTableModel(ValidatedTableModel):
             r = start_row + k
             text = value_cell(cells)
             if r >= len(items):
-                items.append([f"Token {r + 1}", 0.0 if text is None else None])
+                items.append([default_label(r + 1), 0.0 if text is None else None])
             if start_col == LABEL:
                 items[r][0] = cells[0].strip()
             if text is not None:

@@ -25,7 +25,7 @@ def parse_entry(text: str) -> tuple[float, str]:
     """
     value, _note = parse_score(text)
     if not math.isfinite(value):
-        raise ValueError(f"{text.strip()} is not finite; Q, K and V need finite numbers")
+        raise ValueError(tr("attention.table.not_finite", text=text.strip()))
     return value, ""
 
 
