@@ -59,9 +59,9 @@ class ExportOptions:
         if not (math.isfinite(self.dpi) and lo <= self.dpi <= hi):
             return tr("export.error.dpi_range", low=f"{lo:g}", high=f"{hi:g}", dpi=f"{self.dpi:g}")
         lo, hi = PIXEL_RANGE
-        for name, v in (("width", self.width), ("height", self.height)):
+        for key, v in (("export.error.width_range", self.width), ("export.error.height_range", self.height)):
             if not lo <= v <= hi:
-                return tr(f"export.error.{name}_range", low=lo, high=hi, value=v)
+                return tr(key, low=lo, high=hi, value=v)
         if self.width * self.height > MAX_PIXELS:
             return tr("export.error.too_many_pixels", width=self.width, height=self.height,
                       limit=MAX_PIXELS // 1_000_000)

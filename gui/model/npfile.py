@@ -80,10 +80,11 @@ def _reason(exc: BaseException) -> str:
 
 
 def _kind_of(mode: int) -> str:
-    for test, name in ((stat.S_ISDIR, "folder"), (stat.S_ISFIFO, "fifo"), (stat.S_ISCHR, "char_device"),
-                       (stat.S_ISBLK, "block_device"), (stat.S_ISSOCK, "socket")):
+    for test, key in ((stat.S_ISDIR, "error.npfile.kind.folder"), (stat.S_ISFIFO, "error.npfile.kind.fifo"),
+                      (stat.S_ISCHR, "error.npfile.kind.char_device"),
+                      (stat.S_ISBLK, "error.npfile.kind.block_device"), (stat.S_ISSOCK, "error.npfile.kind.socket")):
         if test(mode):
-            return tr(f"error.npfile.kind.{name}")
+            return tr(key)
     return tr("error.npfile.kind.special")
 
 
