@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
@@ -27,7 +29,8 @@ MENU_SEPARATOR = " › "
 
 
 def plain(text: str) -> str:
-    """A menu text without its mnemonic ampersands ("&&" is a literal "&")."""
+    """A menu text without its mnemonic: "&File" → "File", "文件(&F)" → "文件" ("&&" is a literal "&")."""
+    text = re.sub(r"\s*\(&[^&)]\)", "", text)
     return text.replace("&&", "\0").replace("&", "").replace("\0", "&")
 
 

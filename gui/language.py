@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from PySide6.QtCore import QLibraryInfo, QTranslator
 from PySide6.QtGui import QActionGroup, QFont, QFontDatabase
 from PySide6.QtWidgets import QApplication, QMenuBar, QTabWidget, QWidget
 
@@ -25,6 +26,9 @@ if TYPE_CHECKING:
 
 _warned = False
 _base_families: list[str] | None = None
+_qt_translator: QTranslator | None = None
+#: Qt's own translations (the Close, Cancel, Yes buttons of its dialogs) by language.
+QT_CATALOGUES = {"zh": "qtbase_zh_CN"}
 
 
 def cjk_family() -> str | None:
@@ -49,7 +53,23 @@ def apply_fonts(lang: str) -> bool:
     if list(font.families()) != wanted:
         font.setFamilies(wanted)
         app.setFont(font)
+    _install_qt_translation(app, lang)
     return lang != "zh" or family is not None
+
+
+def _install_qt_translation(app: QApplication, lang: str) -> None:
+    """Qt's own dialog buttons in ``lang`` (its catalogues ship with PySide6); English needs none."""
+    global _qt_translator
+    if _qt_translator is not None:
+        app.removeTranslator(_qt_translator)
+        _qt_translator = None
+    catalogue = QT_CATALOGUES.get(lang)
+    if catalogue is None:
+        return
+    translator = QTranslator(app)
+    if translator.load(catalogue, QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath)):
+        app.installTranslator(translator)
+        _qt_translator = translator
 
 
 def warn_once_without_cjk(window: MainWindow) -> None:

@@ -84,13 +84,14 @@ def test_the_rebuilt_menus_work_and_hold_no_stale_action(window):
     assert len(names) == len(set(window.actions_by_key))
     window.actions_by_key["action.theme_dark"].trigger()
     assert window.theme_actions["dark"].isChecked()
-    window.actions_by_key["action.explanation"].trigger()  # fold it, in the rebuilt view too
-    assert not window.views[window.current_name].explanation_shown
-    window.actions_by_key["action.explanation"].trigger()
+    shown = window.explanation_shown
+    assert window.actions_by_key["action.explanation"].isChecked() == shown
+    window.actions_by_key["action.explanation"].trigger()  # fold or unfold it, in the rebuilt view too
+    assert window.views[window.current_name].explanation_shown == (not shown)
     window.language_actions["en"].trigger()
     settle()
     assert texts.language() == "en"
-    assert window.actions_by_key["action.explanation"].isChecked()
+    assert window.actions_by_key["action.explanation"].isChecked() == (not shown)
 
 
 def test_an_open_help_dialog_is_reopened_in_the_new_language(window):
@@ -173,3 +174,27 @@ def test_every_view_builds_in_chinese(make_view, name):
     view.flush()
     assert view.explanation.isVisibleTo(view) in (True, False)
     assert any("\u4e00" <= ch <= "\u9fff" for text in label_texts(view) for ch in text), name
+
+
+def test_a_chinese_menu_text_loses_its_whole_mnemonic():
+    from gui.help import plain
+
+    assert plain("文件(&F)") == "文件"
+    assert plain("导出图表(&X)…") == "导出图表…"
+    assert plain("&File") == "File"
+    assert plain("Fish && &Chips") == "Fish & Chips"
+
+
+def test_qt_s_own_buttons_follow_the_language(qtbot):
+    from PySide6.QtWidgets import QDialogButtonBox
+
+    language.apply_fonts("zh")
+    box = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+    qtbot.addWidget(box)
+    zh_text = box.button(QDialogButtonBox.StandardButton.Close).text()
+    language.apply_fonts("en")
+    box_en = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+    qtbot.addWidget(box_en)
+    assert box_en.button(QDialogButtonBox.StandardButton.Close).text().replace("&", "") == "Close"
+    assert zh_text != box_en.button(QDialogButtonBox.StandardButton.Close).text()
+    assert any("\u4e00" <= ch <= "\u9fff" for ch in zh_text)
