@@ -6,7 +6,9 @@ above, the two ends below, then places along the line in between, and
 keeps the first where the label's box (measured in pixels, turned into
 view units) stays inside the view, touches no curve, has no other line
 through it and overlaps no label placed before it; when no place is free,
-the one with the fewest of those faults.  :class:`LineLabels` does it again
+the one with the fewest of those faults, unless that one covers a label
+placed before: that label is then left out (labels thin out rather than
+overlap; the values are in the readouts).  :class:`LineLabels` does it again
 whenever the plot's range or size changes, since a label's size in view
 units changes with them.  The labels are set a little smaller than the
 axis text (:data:`FONT_SCALE`), with a thin margin.
@@ -83,9 +85,14 @@ def faults(box: Box, view_range, curves, others: Sequence[float], placed: Sequen
     count = 4 * (left < x0 - ex or right > x1 + ex or bottom < y0 - ey or top > y1 + ey)
     count += 2 * sum(hits_curve(box, x, y) for x, y in curves)
     count += 2 * sum(bottom < v < top for v in others)
-    count += 2 * sum(left < b[1] - ex and b[0] < right - ex and bottom < b[3] - ey and b[2] < top - ey
-                     for b in placed)
+    count += 2 * sum(overlaps(box, b, pixel) for b in placed)
     return count
+
+
+def overlaps(a: Box, b: Box, pixel) -> bool:
+    """Whether two label boxes overlap (boxes that share an edge, within a pixel, do not)."""
+    ex, ey = pixel
+    return a[0] < b[1] - ex and b[0] < a[1] - ex and a[2] < b[3] - ey and b[2] < a[3] - ey
 
 
 def place_labels(item: pg.PlotItem, lines: Sequence[pg.InfiniteLine], curves: Sequence,
@@ -126,6 +133,11 @@ def place_labels(item: pg.PlotItem, lines: Sequence[pg.InfiniteLine], curves: Se
             if best[0] == 0:
                 break
         _count, level, left, above, box = best
+        # no label is drawn over another: where none is free of them (a plot too small), it is left out
+        clash = any(overlaps(box, b, pixel) for b in placed)
+        line.label.setVisible(not clash)
+        if clash:
+            continue
         # the text's anchor (a fraction of its own height) puts it ``level`` boxes off the line
         shift = level * size[1] / max(line.label.boundingRect().height() * pixel[1], 1e-300)
         anchor = (0, 1 + shift) if above else (0, -shift)

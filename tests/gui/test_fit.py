@@ -79,7 +79,9 @@ def big_screen(monkeypatch):
 
 
 @pytest.fixture
-def visited(qtbot, tmp_path, big_screen):
+def visited(qtbot, tmp_path, big_screen, monkeypatch, request):
+    """The window after every view, tab and mode was shown (in English, or the language asked for)."""
+    monkeypatch.setenv("SOFTMAX_LAB_LANG", getattr(request, "param", "en"))
     w = MainWindow(settings_dir=tmp_path / "cfg", restore=False)
     qtbot.addWidget(w)
     w.show()
@@ -90,6 +92,7 @@ def visited(qtbot, tmp_path, big_screen):
     return w, names
 
 
+@pytest.mark.parametrize("visited", ["en", "zh"], indirect=True)  # Chinese labels fit too
 def test_after_every_view_tab_and_mode_the_window_takes_1260x690(visited):
     window, names = visited
     # the modes the issue names were among those shown
@@ -164,6 +167,7 @@ def controls_of(view) -> list[QWidget]:
             and type(c).__name__ not in ("QScrollBar",)]
 
 
+@pytest.mark.parametrize("visited", ["en", "zh"], indirect=True)  # Chinese labels fit too
 def test_every_control_is_in_sight_or_scrolls_into_it(visited):
     window, _ = visited
     scrolled = set()

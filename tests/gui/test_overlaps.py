@@ -233,6 +233,8 @@ def visible_text(value: str) -> str:
 
 #: Texts that may keep a "_" or "^" (none today: a code name in a tooltip is written as words).
 ALLOWED: set[str] = set()
+#: API names a lesson quotes as they are spelled in code (the article contrasts them).
+API_NAMES = ("log_softmax", "cross_entropy")
 
 
 def test_no_text_shows_a_raw_underscore_or_caret():
@@ -244,6 +246,8 @@ def test_no_text_shows_a_raw_underscore_or_caret():
     for path in sorted((RESOURCES / "texts" / "en").glob("*.json")):
         for key, value in json.loads(path.read_text(encoding="utf-8")).items():
             shown = visible_text(value)
+            for name in API_NAMES:
+                shown = shown.replace(name, "")
             if ("_" in shown or "^" in shown) and key not in ALLOWED:
                 bad.append(f"{path.name}: {key} = {value[:80]!r}")
     assert not bad, "\n".join(bad)

@@ -41,6 +41,8 @@ class MaskPanel(QGroupBox):
         super().__init__(tr("precision.mask.title"), parent)
         self.scores, self.model = scores, model
         lay = QVBoxLayout(self)
+        lay.setContentsMargins(4, 4, 4, 4)  # as the grid's box: the column must fit 690 px in Chinese too
+        lay.setSpacing(4)
         tokens = QHBoxLayout()  # the tokens on one line, the buttons and the value on the next: narrow
         tokens.addWidget(QLabel(tr("precision.mask.tokens")), 0, Qt.AlignmentFlag.AlignTop)
         holder = QWidget()

@@ -37,6 +37,8 @@ class PrecisionView(BaseView):
         self.overflow = self.add_plot("overflow", OverflowPlot(self.model))
         self.sum_plot = self.add_plot("sum_error", SumErrorPlot())
         self.masking = MaskPanel(self.scores, self.model)
+        for plot in (self.overflow, self.sum_plot):  # the grid and the mask table above and below are fixed
+            plot.setMinimumHeight(140)  # at 690 px, in Chinese too (its lines are taller)
         plots_row = QHBoxLayout()
         plots_row.addWidget(self.overflow, 1)
         plots_row.addWidget(self.sum_plot, 1)
@@ -44,6 +46,7 @@ class PrecisionView(BaseView):
         right = QWidget()
         column = QVBoxLayout(right)
         column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(3)
         column.addWidget(grid_box(self.grid))
         column.addLayout(plots_row, 1)
         column.addWidget(self.masking)
@@ -54,8 +57,8 @@ class PrecisionView(BaseView):
         form = QFormLayout(box)
         self.length = self._spin("length")
         self.seed = self._spin("seed")
-        form.addRow(tr("param.length.label") + ":", self.length)
-        form.addRow(tr("param.seed.label") + ":", self.seed)
+        form.addRow(tr("caption", label=tr("param.length.label")), self.length)
+        form.addRow(tr("caption", label=tr("param.seed.label")), self.seed)
         self.add_readouts(form, ("readout.precision.sum_plain", "readout.precision.sum_renormalised"))
         return box
 
