@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 from psygnal import evented
 
 import compute
 from gui.model.base import ExportArray, ViewModel, choice, param
-from gui.model.scores import ScoreRow
+from gui.model.scores import MAX_SCORES, ScoreRow
+from gui.model.texts import tr
 
 DTYPES = compute.PRECISION_DTYPES
 METHODS = compute.SOFTMAX_METHODS
@@ -134,6 +135,24 @@ class PrecisionModel(ViewModel):
 
     def __post_init__(self) -> None:
         self._sum_errors: SumErrors | None = None
+
+    # -- the masked tokens are the user's work: saved in sessions, set by lessons ----------------------
+    def extra_state(self) -> dict[str, Any]:
+        return {"masked": list(self.masked)} if self.masked else {}
+
+    def check_extra_state(self, state: dict[str, Any]) -> dict[str, Any]:
+        unknown = sorted(set(state) - {"masked"})
+        if unknown:
+            raise ValueError(tr("error.state.none_kept", view=self.name, names=", ".join(unknown)))
+        masked = state.get("masked", [])
+        if not isinstance(masked, list) or not all(
+            isinstance(i, int) and not isinstance(i, bool) and 0 <= i < MAX_SCORES for i in masked
+        ):
+            raise ValueError(tr("precision.error.masked", limit=MAX_SCORES, got=repr(masked)[:60]))
+        return {"masked": tuple(sorted(set(masked)))}
+
+    def apply_extra_state(self, checked: dict[str, Any]) -> None:
+        self.masked = checked.get("masked", ())
 
     def sum_errors(self) -> SumErrors:
         """The float32 sum experiment, cached on (length, seed): the scale does not touch it."""

@@ -252,3 +252,24 @@ def test_a_good_last_session_still_comes_back(qtbot, tmp_path):
     assert w.lab.models["attention"].loaded is not None
     assert not (folder / (LAST_SESSION + ".bad")).exists()
     w.close()
+
+
+def test_the_precision_masked_tokens_are_saved_and_restored_and_checked(tmp_path):
+    lab = Lab()
+    lab.models["precision"].masked = (2, 0)
+    path = tmp_path / "s.json"
+    lab.session("precision").save(path)
+    other = Lab()
+    assert other.restore(Session.load(path)) == []
+    assert other.models["precision"].masked == (0, 2)
+    doc = json.loads(path.read_text())
+    for bad in ([1.5], [-1], ["a"], [True], "0", [10**9]):
+        doc["state"]["precision"] = {"masked": bad}
+        path.write_text(json.dumps(doc))
+        third = Lab()
+        skipped = third.restore(Session.load(path))
+        assert any("masked" in s for s in skipped), (bad, skipped)
+        assert third.models["precision"].masked == ()
+    doc["state"]["precision"] = {"masks": [1]}
+    path.write_text(json.dumps(doc))
+    assert any("masks" in s for s in Lab().restore(Session.load(path)))  # only that part is skipped
