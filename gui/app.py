@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 
 import compute
 import gui
-from gui import export, language, menus, registry, screen_fit
+from gui import export, language, lessons, menus, registry, screen_fit
 from gui import theme as themes
 from gui.export.dialog import ask_export_options
 from gui.model.lab import Lab
@@ -130,6 +130,7 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(tr("app.ready"), 5000)
         self.sync_actions()
         language.warn_once_without_cjk(self)
+        self.lessons = lessons.LessonsDock(self)  # Help > Lessons; shown until the user closes it
         self._restore_geometry(restore)
         if restore:
             self._restore()

@@ -19,6 +19,7 @@ from pathlib import Path
 from gui import registry
 from gui.export.atomic import shown
 from gui.export.options import ExportOptions
+from gui.model import lessons
 from gui.model.lab import Lab
 from gui.model.scores import parse_score
 from gui.model.session import Session, SessionError
@@ -124,8 +125,11 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="\n".join(lines),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--view", required=True, choices=[s.name for s in registry.VIEWS],
-                        help="which view to render")
+    which = parser.add_mutually_exclusive_group(required=True)
+    which.add_argument("--view", choices=[s.name for s in registry.VIEWS], help="which view to render")
+    which.add_argument("--lesson", metavar="LESSON.STEP",
+                       help="render a lesson step's view in that step's state (softmax-lab lessons lists them); "
+                            "other options apply on top of it")
     parser.add_argument("--out", required=True, type=Path, help="folder for the files (created if missing)")
     parser.add_argument("--scores", help="comma-separated scores, e.g. 5.2,3.1,1.8 (inf, -inf and nan are accepted)")
     parser.add_argument("--labels", help="comma-separated labels, one per score (default Token 1..n)")
@@ -156,6 +160,11 @@ def configure(args: argparse.Namespace) -> Lab:
             raise UsageError(f"--session: {exc}") from None
         for line in skipped:
             print(f"{PROG}: warning: --session: {line}", file=sys.stderr)
+    args.lesson_step = None
+    if args.lesson is not None:
+        args.lesson_step = lesson_step(args.lesson)
+        lab.restore(lessons.step_session(args.lesson_step, lab))
+        args.view = args.lesson_step.view
     if args.scores is not None:
         values = []
         for cell in args.scores.split(","):
@@ -184,6 +193,33 @@ def configure(args: argparse.Namespace) -> Lab:
         except ValueError as exc:
             raise UsageError(f"--{name}: {exc}") from None
     return lab
+
+
+def lesson_step(name: str) -> lessons.Step:
+    """The lesson step called ``name``; UsageError naming the closest one."""
+    try:
+        return lessons.find(name)
+    except KeyError as exc:
+        raise UsageError(f"--lesson: {exc.args[0]}") from None
+    except lessons.LessonError as exc:
+        raise UsageError(f"--lesson: {exc}") from None
+
+
+def run_lessons(argv: list[str]) -> int:
+    """``softmax-lab lessons``: every lesson step as ``LESSON.STEP  title``, in order, one per line."""
+    parser = _Parser(prog="softmax-lab lessons",
+                     description="List every step of every lesson as LESSON.STEP and its title, in order; "
+                                 "export --lesson LESSON.STEP renders one.")
+    try:
+        parser.parse_args(argv)
+        found = [lesson for lesson in lessons.lessons() if lessons.complete(lesson)]
+    except (UsageError, lessons.LessonError) as exc:
+        print(f"softmax-lab lessons: error: {exc}", file=sys.stderr)
+        return 2 if isinstance(exc, UsageError) else 1
+    for lesson in found:
+        for step in lesson.steps:
+            print(f"{step.name}  {step.title}")
+    return 0
 
 
 def figure_options(args: argparse.Namespace) -> ExportOptions:
@@ -253,6 +289,8 @@ def _export(args: argparse.Namespace, lab: Lab, options: ExportOptions) -> int:
     view = spec.widget_class()(lab.scores, lab.models[args.view])
     view.resize(*EXPORT_SIZE)
     view.show()
+    if args.lesson_step is not None and args.lesson_step.tab is not None:
+        view.select_tab(args.lesson_step.tab)
     app.processEvents()
     try:
         written = export.export_view(

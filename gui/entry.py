@@ -8,6 +8,7 @@ USAGE = """usage: softmax-lab [export ...]
 
   softmax-lab                     open the Softmax Lab window
   softmax-lab export --help       render a view headless and write PNG, SVG, .npz, .csv
+  softmax-lab lessons             list every lesson step (export --lesson LESSON.STEP renders one)
   softmax-lab --version           print the version
 
   --lang en|zh                    the interface's language (any command; also SOFTMAX_LAB_LANG)
@@ -52,6 +53,10 @@ def main(argv: list[str] | None = None) -> int:
         from gui.cli import run_export
 
         return run_export(argv[1:])
+    if argv and argv[0] == "lessons":
+        from gui.cli import run_lessons
+
+        return run_lessons(argv[1:])
     if argv and argv[0] in ("-h", "--help"):
         print(USAGE, end="")
         return 0

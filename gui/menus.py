@@ -25,6 +25,7 @@ SK = QKeySequence.StandardKey
 #: Shortcuts of the window's own commands (the standard ones come from QKeySequence.StandardKey).
 EXPLANATION_SHORTCUT = "Ctrl+E"
 SHORTCUTS_SHORTCUT = "Ctrl+/"
+LESSONS_SHORTCUT = "F2"
 
 
 def add_action(window: MainWindow, key: str, slot, shortcut=None) -> QAction:
@@ -51,6 +52,7 @@ def build_menus(window: MainWindow) -> None:
     help_menu.addAction(add_action(window, "action.howto", lambda: helppages.show_howto(window), SK.HelpContents))
     help_menu.addAction(add_action(window, "action.shortcuts", lambda: helppages.show_shortcuts(window),
                                    SHORTCUTS_SHORTCUT))
+    help_menu.addAction(add_action(window, "action.lessons", lambda: window.lessons.open(), LESSONS_SHORTCUT))
     help_menu.addSeparator()
     help_menu.addAction(add_action(window, "action.about", window.about))
 

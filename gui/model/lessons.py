@@ -276,7 +276,18 @@ def find(name: str, folder: Path = LESSONS_DIR) -> Step:
         return every[name]
     close = difflib.get_close_matches(name, list(every), n=1, cutoff=0.0)
     hint = f"; did you mean {close[0]}?" if close else ""
-    raise KeyError(f"no lesson step {name!r}{hint} (python main.py lessons lists them)")
+    raise KeyError(f"no lesson step {name!r}{hint} (softmax-lab lessons lists them)")
+
+
+def complete(lesson: Lesson) -> bool:
+    """Whether every text the lesson shows exists (in the current language or English);
+    the panel and ``lessons`` list only complete lessons (one still being written waits)."""
+    try:
+        for key in lesson.text_keys():
+            tr(key)
+    except KeyError:
+        return False
+    return True
 
 
 def lesson_of(step: Step, folder: Path = LESSONS_DIR) -> Lesson:
@@ -304,6 +315,25 @@ def step_session(step: Step, lab) -> Session:
         labels = step.labels or tuple(f"Token {i + 1}" for i in range(len(step.scores)))
         entries = tuple(Score(str(lb), float(v)) for lb, v in zip(labels, step.scores, strict=False))
     return Session(scores=entries, views={step.view: values}, current_view=step.view, state={step.view: state})
+
+
+def differs(session: Session, lab) -> bool:
+    """Whether applying a step's ``session`` would change ``lab`` (False: it is already in that state)."""
+    if tuple(session.scores) != tuple(lab.scores.entries):
+        return True
+    for name, values in session.views.items():
+        model = lab.models[name]
+        specs = model.params()
+        try:
+            if any(getattr(model, key) != specs[key].check(value) for key, value in values.items()):
+                return True
+            fresh = type(model)()
+            fresh.apply_extra_state(fresh.check_extra_state(session.state.get(name, {})))
+        except (KeyError, ValueError, TypeError):
+            return True  # applying it will say what is wrong
+        if fresh.extra_state() != model.extra_state():
+            return True
+    return False
 
 
 def exported(model, scores: ScoreRow) -> dict[str, np.ndarray]:

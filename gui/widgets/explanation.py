@@ -59,7 +59,7 @@ class ExplanationPanel(QWidget):
         self.button.setCheckable(True)
         self.button.setChecked(True)
         self.button.clicked.connect(self.toggled)
-        header = QHBoxLayout()
+        self.header = header = QHBoxLayout()
         header.setContentsMargins(4, 0, 0, 0)
         header.addWidget(self.title, 1)
         header.addWidget(self.button, 0, Qt.AlignmentFlag.AlignTop)
@@ -85,4 +85,4 @@ class ExplanationPanel(QWidget):
         self.button.setAutoRaise(shown)  # folded, the button is all there is: draw it as a button
         self.button.setToolTip(tr("explain.hide.tooltip" if shown else "explain.show.tooltip"))
         # folded, the splitter may not give the panel more than its button
-        self.setMaximumWidth(NO_MAXIMUM if shown else self.button.sizeHint().width())
+        self.setMaximumWidth(NO_MAXIMUM if shown else self.button.sizeHint().width() + self.header.contentsMargins().left())

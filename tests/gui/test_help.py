@@ -52,7 +52,7 @@ def close_dialogs(window) -> None:
 def test_the_help_menu_holds_the_two_pages(qtbot, window):
     help_menu = window_menus(window)[0][-1]
     texts = [helppages.plain(a.text()) for a in help_menu.actions() if not a.isSeparator()]
-    assert texts == ["How to Use Softmax Lab", "Keyboard Shortcuts", "About Softmax Lab"]
+    assert texts == ["How to Use Softmax Lab", "Keyboard Shortcuts", "Lessons", "About Softmax Lab"]
     assert window.actions_by_key["action.howto"].shortcut() == QKeySequence(SK.HelpContents)
     window.actions_by_key["action.shortcuts"].trigger()
     window.actions_by_key["action.howto"].trigger()
