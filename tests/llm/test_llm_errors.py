@@ -154,3 +154,11 @@ def test_the_package_imports_without_torch_transformers_or_qt():
     reason, loaded = json.loads(out.stdout)
     assert loaded == []
     assert reason.startswith("Real models need PyTorch, transformers") and "softmax-lab[models]" in reason
+
+
+def test_a_file_instead_of_a_folder_is_refused(tmp_path):
+    weights = tmp_path / "model.gguf"
+    weights.write_bytes(b"GGUF")
+    with pytest.raises(llm.ModelError) as e:
+        llm.load(str(weights))
+    assert "is a file, not a model folder" in one_line(e)

@@ -208,7 +208,9 @@ def load(source: str, *, cache_dir: str | None = None) -> LoadedModel:
         resolved = str(folder.resolve())
         key = ("folder", resolved)
         name = folder.resolve().name or resolved
-    elif _looks_like_path(source) or folder.exists():
+    elif folder.exists():
+        raise ModelError(tr("llm.error.not_folder", path=source))
+    elif _looks_like_path(source):
         raise ModelError(tr("llm.error.no_folder", path=source))
     else:
         resolved = source
