@@ -13,6 +13,7 @@ in the window's settings and Help > Lessons opens it again.
 
 from __future__ import annotations
 
+import html
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
@@ -82,11 +83,12 @@ class LessonsDock(QDockWidget):
         page = QWidget()
         self.intro = QLabel(wordWrap=True, objectName="lessons_intro")
         self.list = QListWidget(objectName="lessons_list")
-        self.list.setWordWrap(True)
+        self.list.setTextElideMode(Qt.TextElideMode.ElideRight)  # the summary under it has the whole title
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.list.itemActivated.connect(lambda _item: self.start())
         self.list.currentRowChanged.connect(lambda _row: self._sync_summary())
         self.summary = QLabel(wordWrap=True, objectName="lessons_summary")
-        self.summary.setTextFormat(Qt.TextFormat.PlainText)
+        self.summary.setTextFormat(Qt.TextFormat.RichText)
         self.start_button = QPushButton(objectName="lessons_start")
         self.start_button.clicked.connect(lambda: self.start())
         lay = QVBoxLayout(page)
@@ -266,9 +268,10 @@ class LessonsDock(QDockWidget):
         lesson = next((x for x in self.lessons() if item is not None and x.id == item.data(Qt.ItemDataRole.UserRole)),
                       None)
         if lesson is None:
-            self.summary.setText(self._error)
+            self.summary.setText(html.escape(self._error))
         else:
-            self.summary.setText(f"{lesson.summary}\n{tr('lessons.steps', n=len(lesson.steps))}")
+            self.summary.setText(f"<b>{html.escape(lesson.title)}</b><br>{html.escape(lesson.summary)}"
+                                 f"<br>{html.escape(tr('lessons.steps', n=len(lesson.steps)))}")
         self.start_button.setEnabled(lesson is not None)
 
     def _select_row(self, lesson_id: str | None) -> None:
