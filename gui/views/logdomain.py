@@ -25,6 +25,8 @@ from gui.model.logdomain import GRADIENT_CHECK_LIMIT, LogDomainModel, LogDomainR
 from gui.model.texts import tr
 from gui.qt import pg
 from gui.views.base import BaseView
+from gui.widgets import legends
+from gui.widgets.bar_labels import fit_range
 from gui.widgets.plot import BarChart, Plot, StaticSample, style_current
 from gui.widgets.sliders import ParamSlider
 from gui.widgets.table_fit import titles_min_width
@@ -38,6 +40,8 @@ RANGE_LIMIT = 1e300
 DIFF_UNIT = 1e-16
 #: The gradient bars show row numbers instead of labels longer than this in all.
 BAR_LABEL_CHARS = 30
+#: The smooth max/min plot's legend is set this small: it must fit beside the rising curves.
+LSE_LEGEND_TEXT = "8pt"
 
 
 def finite_xy(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -68,19 +72,25 @@ def _dashed(colour: str, width: float = 1.0) -> object:
 
 
 class _LegendPlot(Plot):
-    """A Plot with small legends of its own, anchored where its curves leave room."""
+    """A Plot whose compact legends keep to the corners its curves leave empty (gui.widgets.legends)."""
 
     def create_items(self, item: pg.PlotItem) -> None:
         super().create_items(item)
         self._legends: list[pg.LegendItem] = []
         self._shown: object = None  # what the curves were last drawn from
 
-    def _legend(self, corner: tuple[float, float], offset: tuple[float, float]) -> pg.LegendItem:
-        legend = pg.LegendItem(sampleType=StaticSample, verSpacing=-4)
-        legend.setParentItem(self.getPlotItem().getViewBox())
-        legend.anchor(itemPos=corner, parentPos=corner, offset=offset)
+    def _legend(self, offset: tuple[float, float], *, columns: int = 1, text_size: str = "9pt") -> pg.LegendItem:
+        """The plot's legend: in the emptiest corner, or above the plot when every corner covers data."""
+        legend = self.add_legend(offset=offset, sampleType=StaticSample, labelTextSize=text_size, colCount=columns,
+                                 span_out=True)
         self._legends.append(legend)
         return legend
+
+    def fit_legend(self) -> None:
+        """A legend moved above the plot spans its whole width (legends.CornerKeeper)."""
+        legend, most = getattr(self, "_outside_legend", (None, 1))
+        if legend is not None:
+            legends.fit_columns(legend, most, legends.row_room(self))
 
     def _style_legends(self, theme: themes.Theme) -> None:
         back = QColor(theme.background)
@@ -112,12 +122,13 @@ class LsePlot(_LegendPlot):
         self.markers = item.plot([], [], pen=None, symbol="o", symbolSize=10)
         self.now_line = pg.InfiniteLine(angle=90, movable=False)
         item.addItem(self.now_line, ignoreBounds=True)
-        top = self._legend((0, 0), (6, 4))
-        top.addItem(self.max_curve, tr("logdomain.lse.max"))
-        top.addItem(self.max_hi, tr("logdomain.lse.max_bounds"))
-        bottom = self._legend((0, 1), (6, -4))
-        bottom.addItem(self.min_curve, tr("logdomain.lse.min"))
-        bottom.addItem(self.min_lo, tr("logdomain.lse.min_bounds"))
+        # One row per curve, its bounds beside it: short enough to sit above the curves' flat left
+        # part when the plot is wide, else above the plot (the bounds' formulas are in the readouts).
+        legend = self._legend((6, 4), columns=2, text_size=LSE_LEGEND_TEXT)
+        legend.addItem(self.max_curve, tr("logdomain.lse.max"))
+        legend.addItem(self.max_hi, tr("logdomain.lse.bounds"))
+        legend.addItem(self.min_curve, tr("logdomain.lse.min"))
+        legend.addItem(self.min_lo, tr("logdomain.lse.bounds"))
         item.setXRange(-2.15, 2.15, padding=0)
         item.getAxis("bottom").setTicks([[(d, f"{10.0 ** d:g}") for d in range(-2, 3)], []])
 
@@ -164,7 +175,7 @@ class SigmoidPlot(_LegendPlot):
         self.marker = item.plot([], [], pen=None, symbol="o", symbolSize=10)
         self.now_line = pg.InfiniteLine(angle=90, movable=False)
         item.addItem(self.now_line, ignoreBounds=True)
-        legend = self._legend((1, 1), (-6, -4))  # the curve keeps to the other corners
+        legend = self._legend((-6, -4))
         legend.addItem(self.softmax, tr("logdomain.sigmoid.softmax"))
         legend.addItem(self.sigmoid, tr("logdomain.sigmoid.sigmoid"))
         item.setYRange(-0.05, 1.05, padding=0)
@@ -203,9 +214,11 @@ class DifferencePlot(_LegendPlot):
         self.marker = item.plot([], [], pen=None, symbol="o", symbolSize=10)
         self.now_line = pg.InfiniteLine(angle=90, movable=False)
         item.addItem(self.now_line, ignoreBounds=True)
-        legend = self._legend((0, 0), (6, 4))
+        legend = self._legend((6, 4))
         legend.addItem(self.exact, tr("logdomain.diff.exact"))
         legend.addItem(self.naive, tr("logdomain.diff.naive"))
+        self._data_y = (-1.0, 1.0)
+        item.getViewBox().sigResized.connect(self._fit_y)
 
     def theme_changed(self, theme: themes.Theme) -> None:
         self.exact.setPen(pg.mkPen(theme.accent, width=2.5))
@@ -225,9 +238,20 @@ class DifferencePlot(_LegendPlot):
             self.naive.setData(*finite_xy(s.d[off], naive[off]))
             item = self.getPlotItem()
             item.setXRange(float(s.d[0]), float(s.d[-1]), padding=0.02)
-            lo, hi = padded_range(np.concatenate([exact, naive, [-1.0, 1.0]]), 1.0)  # room for the legend
-            item.setYRange(lo, hi, padding=0)
+            self._data_y = padded_range(np.concatenate([exact, naive, [-1.0, 1.0]]), 0.1)
+            self._fit_y()
         mark_sigmoid(self.marker, self.now_line, s.pair_d, s.pair_difference / DIFF_UNIT, s.d)
+
+
+    def _fit_y(self, *_args) -> None:
+        """The data's range with room above it for the legend, in pixels (none once it moved above the plot)."""
+        lo, hi = self._data_y
+        vb = self.getPlotItem().getViewBox()
+        legend = self._legends[0]
+        room = 0.0 if legend.corner_keeper.outside else legend.boundingRect().height() + 3 * legends.MARGIN
+        if vb.height() > 0:
+            lo, hi = fit_range(lo, hi, hi, lo, vb.height(), room, 0.0)
+        vb.setYRange(lo, hi, padding=0)
 
 
 def mark_sigmoid(marker, line, d: float, y: float, grid: np.ndarray) -> None:

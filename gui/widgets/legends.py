@@ -9,12 +9,16 @@
 * :func:`elide_title` shortens the drawn title to the plot's width: a
   pyqtgraph title's minimum width otherwise widens the plot item past its
   widget, and the right part of the plot is cut off.
+
+Both are compact (:class:`CompactLegend`): rows as tall as their text (16 px
+at 9 pt, where pyqtgraph's take 22 px inside 9 px of padding), so a legend
+above a small plot leaves the data most of its height.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import QObject, Qt
+from PySide6.QtCore import QObject, QRectF, Qt
 from PySide6.QtGui import QFont, QFontMetricsF
 
 from gui.qt import pg
@@ -25,23 +29,80 @@ MARGIN = 6
 TITLE_POINTS = 11.0
 
 
-def outside_legend(item: pg.PlotItem, **kwargs) -> pg.LegendItem:
-    """A legend in the row above the plot's data; named items added later join it."""
+#: A compact legend's padding (left and right, top and bottom) and its swatches' side, in pixels.
+PADDING = (4, 2)
+SWATCH = 14.0
+#: pyqtgraph draws a legend swatch in a 20 x 20 px box.
+PG_SWATCH = 20.0
+
+
+class CompactLegend(pg.LegendItem):
+    """pyqtgraph's legend in tight rows.
+
+    Each label's text loses its document margin (4 px on every side), each
+    swatch is drawn at SWATCH px instead of 20, and the legend's padding is
+    PADDING instead of 9 px: a row is as tall as its text.
+    """
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("verSpacing", 0)
+        super().__init__(**kwargs)
+        self.layout.setContentsMargins(PADDING[0], PADDING[1], PADDING[0], PADDING[1])
+
+    def addItem(self, item, name) -> None:  # noqa: N802 - pyqtgraph's name
+        super().addItem(item, name)
+        sample, label = self.items[-1]
+        label.item.document().setDocumentMargin(1)
+        label.updateMin()
+        label.resizeEvent(None)
+        sample.setFixedWidth(SWATCH)
+        sample.setFixedHeight(SWATCH)
+        sample.setScale(SWATCH / PG_SWATCH)  # the swatch paints in pyqtgraph's 20 px box
+        self.updateSize()
+
+    def updateSize(self) -> None:  # noqa: N802 - pyqtgraph's name
+        """As small as the rows allow (pyqtgraph sums the entries' current sizes, which only grow)."""
+        if self.size is not None:
+            return
+        self.layout.invalidate()
+        hint = self.effectiveSizeHint(Qt.SizeHint.MinimumSize)
+        self.setGeometry(QRectF(self.pos(), hint))
+
+
+def entry_widths(legend: pg.LegendItem) -> list[float]:
+    """Each entry's width in the legend's layout: swatch, text and the spacing after each."""
+    spacing = legend.layout.horizontalSpacing()
+    return [sample.size().width() + label.item.boundingRect().width() + 2 * spacing
+            for sample, label in legend.items]
+
+
+def outside_legend(item: pg.PlotItem, *, span: bool = False, **kwargs) -> pg.LegendItem:
+    """A legend in the row above the plot's data; named items added later join it.
+
+    With ``span`` the row reaches over the axes' columns too (the plot's
+    whole width), so more of its entries fit side by side.
+    """
     kwargs.pop("offset", None)
-    legend = pg.LegendItem(**kwargs)
+    legend = CompactLegend(**kwargs)
     item.layout.removeItem(item.getAxis("top"))  # the hidden top axis's cell holds the legend instead
-    item.layout.addItem(legend, 1, 1)
+    if span:
+        item.layout.addItem(legend, 1, 0, 1, 3)
+    else:
+        item.layout.addItem(legend, 1, 1)
     item.legend = legend  # PlotItem.addItem adds named items to item.legend
     return legend
+
+
+def row_room(widget) -> float:
+    """The width a legend row that spans the whole plot has in ``widget`` (its plot widget), in pixels."""
+    return widget.width() - 2 * MARGIN
 
 
 def fit_columns(legend: pg.LegendItem, most: int, room: float) -> None:
     """Lay ``legend`` out in the most columns (up to ``most``) whose widths fit ``room`` pixels."""
     if not legend.items:
         return
-    spacing = legend.layout.horizontalSpacing()
-    widths = [sample.boundingRect().width() + label.item.boundingRect().width() + 2 * spacing
-              for sample, label in legend.items]
+    widths = entry_widths(legend)
     cols = max(1, min(most, len(widths)))
     while cols > 1 and sum(max(widths[c::cols]) for c in range(cols)) > room:
         cols -= 1
@@ -79,16 +140,21 @@ SAMPLE_PX = 3.0
 OUTSIDE_SHARE = 0.6
 
 
-def float_legend(item: pg.PlotItem, **kwargs) -> pg.LegendItem:
-    """pyqtgraph's floating legend, kept in the emptiest corner (see :class:`CornerKeeper`).
+def float_legend(item: pg.PlotItem, *, span_out: bool = False, **kwargs) -> pg.LegendItem:
+    """A floating :class:`CompactLegend`, kept in the emptiest corner (see :class:`CornerKeeper`).
 
     The corner that ``offset`` names (its signs: negative x means the right,
     negative y the bottom) is preferred while it is no fuller than another.
+    When every corner covers data it may move above the plot, over the
+    plot's whole width with ``span_out`` (see :func:`row_room`).  It is the
+    plot's legend: named items added later join it.
     """
-    offset = kwargs.get("offset", (-MARGIN, MARGIN))
-    legend = item.addLegend(**kwargs)
+    offset = kwargs.pop("offset", (-MARGIN, MARGIN))
+    legend = CompactLegend(offset=offset, **kwargs)
+    legend.setParentItem(item.getViewBox())
+    item.legend = legend
     preferred = ("bottom" if offset[1] < 0 else "top") + ("_right" if offset[0] < 0 else "_left")
-    legend.corner_keeper = CornerKeeper(item, legend, preferred, (abs(offset[0]), abs(offset[1])))
+    legend.corner_keeper = CornerKeeper(item, legend, preferred, (abs(offset[0]), abs(offset[1])), span_out=span_out)
     return legend
 
 
@@ -163,11 +229,13 @@ class CornerKeeper(QObject):
     there, when the emptiest corner is the lesser evil.
     """
 
-    def __init__(self, item: pg.PlotItem, legend: pg.LegendItem, preferred: str, margin: tuple[float, float]):
+    def __init__(self, item: pg.PlotItem, legend: pg.LegendItem, preferred: str, margin: tuple[float, float], *,
+                 span_out: bool = False):
         super().__init__()
         self.item, self.legend, self.margin = item, legend, margin
         self.corner = preferred
         self.preferred = preferred
+        self.span_out = span_out
         self.outside = False
         self.moved_out = None  # callback(legend), set by the plot
         self._anchor(preferred)
@@ -208,11 +276,10 @@ class CornerKeeper(QObject):
         legend = self.legend
         rows_now = max(1, getattr(legend, "rowCount", 1) or 1)
         row_height = legend.boundingRect().height() / rows_now
-        spacing = legend.layout.horizontalSpacing()
-        widths = [sample.boundingRect().width() + label.item.boundingRect().width() + 2 * spacing
-                  for sample, label in legend.items]
+        widths = entry_widths(legend)
         cols = max(1, len(widths))
-        while cols > 1 and sum(max(widths[c::cols]) for c in range(cols)) > box[0]:
+        room = self.item.width() - 2 * MARGIN if self.span_out else box[0]
+        while cols > 1 and sum(max(widths[c::cols]) for c in range(cols)) > room:
             cols -= 1
         return -(-len(widths) // cols) * row_height <= OUTSIDE_SHARE * box[1]
 
@@ -227,7 +294,10 @@ class CornerKeeper(QObject):
             legend._GraphicsWidgetAnchor__parent = None
         legend.opts["offset"] = None
         item.layout.removeItem(item.getAxis("top"))
-        item.layout.addItem(legend, 1, 1)
+        if self.span_out:  # over the axes' columns too: more entries side by side
+            item.layout.addItem(legend, 1, 0, 1, 3)
+        else:
+            item.layout.addItem(legend, 1, 1)
         self.outside = True
         if self.moved_out is not None:
             self.moved_out(legend)

@@ -12,6 +12,7 @@ from gui import theme as themes
 from gui.format import fmt
 from gui.model.texts import tr
 from gui.qt import pg
+from gui.widgets import legends
 from gui.widgets.heatmap import PooledHeatmap
 from gui.widgets.plot import Plot
 
@@ -19,6 +20,11 @@ from gui.widgets.plot import Plot
 TILE_MAX = 128
 #: The heads grid shows at most this many heads.
 MAX_TILES = 16
+#: The sweep's left axis spans SWEEP_Y (its curves lie in 0..1, and the end ticks' labels need
+#: room inside the axis); the right axis spans its data's top times the same.
+SWEEP_Y = (-0.06, 1.08)
+#: The sweep legend's text size: six entries above a small plot.
+SWEEP_LEGEND_TEXT = "8pt"
 
 
 class HeadTile(PooledHeatmap):
@@ -127,15 +133,19 @@ class SweepPlot(Plot):
         super().create_items(item)
         item.setLogMode(x=True, y=False)
         item.setMouseEnabled(x=False, y=False)
-        item.setYRange(0, 1.6, padding=0)
+        item.setYRange(*SWEEP_Y, padding=0)
         item.getAxis("left").setTicks([[(v, f"{v:g}") for v in (0, 0.25, 0.5, 0.75, 1.0)], []])
-        item.setXRange(math.log10(4) - 0.05, math.log10(1024) + 0.05, padding=0)
+        item.setXRange(math.log10(4) - 0.09, math.log10(1024) + 0.09, padding=0)  # room for the "4"
         item.getAxis("bottom").setTicks([[(math.log10(d), str(d)) for d in (4, 16, 64, 256, 1024)], []])
-        self.add_legend(offset=(4, 1), colCount=2, labelTextSize="7pt")  # three columns overflow the plot
+        # In a row above the data, over the whole width, as many columns as fit: it can cover no
+        # point. Colour names the quantity and one key says what a dashed line is, so five short
+        # entries take two rows where six long ones took three.
+        self.add_legend(outside=True, span=True, colCount=3, labelTextSize=SWEEP_LEGEND_TEXT)
         self.entropy_scaled = item.plot([], [], name=tr("attention.sweep.h_scaled"))
-        self.entropy_raw = item.plot([], [], name=tr("attention.sweep.h_raw"))
         self.max_scaled = item.plot([], [], name=tr("attention.sweep.max_scaled"))
-        self.max_raw = item.plot([], [], name=tr("attention.sweep.max_raw"))
+        self.dashed_key = item.plot([], [], name=tr("attention.sweep.dashed"))  # a legend entry only
+        self.entropy_raw = item.plot([], [])
+        self.max_raw = item.plot([], [])
         # std(q·k) and √d_k on a right-hand axis of their own
         item.showAxis("right")
         self.right = pg.ViewBox()
@@ -154,6 +164,16 @@ class SweepPlot(Plot):
         self.now_line = pg.InfiniteLine(angle=90, movable=False)
         item.addItem(self.now_line, ignoreBounds=True)
 
+    def _room(self) -> float:
+        """The title's room: the data's column, which the right-hand axis narrows too."""
+        return super()._room() - self.getPlotItem().getAxis("right").width()
+
+    def fit_legend(self) -> None:
+        """The legend row spans the plot's whole width (the axes' columns too)."""
+        legend, most = getattr(self, "_outside_legend", (None, 1))
+        if legend is not None:
+            legends.fit_columns(legend, most, legends.row_room(self))
+
     def _sync_right(self, *_args) -> None:
         self.right.setGeometry(self.getPlotItem().getViewBox().sceneBoundingRect())
 
@@ -163,6 +183,7 @@ class SweepPlot(Plot):
         self.entropy_raw.setPen(pg.mkPen(theme.accent, width=2, style=dash))
         self.max_scaled.setPen(pg.mkPen(theme.series[1], width=2))
         self.max_raw.setPen(pg.mkPen(theme.series[1], width=2, style=dash))
+        self.dashed_key.setPen(pg.mkPen(theme.foreground, width=2, style=dash))
         self.std.setPen(None)
         self.std.setSymbolBrush(pg.mkBrush(theme.highlight))
         self.std.setSymbolPen(pg.mkPen(theme.background))
@@ -190,7 +211,7 @@ class SweepPlot(Plot):
         self.std.setData(x, sweep["std_qk"])
         self.sqrt.setData(x, sweep["sqrt_dk"])
         top = float(max(np.max(sweep["std_qk"]), np.max(sweep["sqrt_dk"])))
-        self.right.setYRange(0, top * 1.05, padding=0)
+        self.right.setYRange(top * SWEEP_Y[0], top * SWEEP_Y[1], padding=0)  # 0 and top in line with the left's 0 and 1
 
     def mark(self, d_k: int) -> None:
         self.now_line.setValue(math.log10(d_k))
