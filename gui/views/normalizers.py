@@ -156,6 +156,7 @@ class NormalizersView(BaseView):
             y_label=tr("normalizers.plot.y"), legend_columns=4, value_name="w", clickable_legend=True,
         ))
         self.bars.seriesClicked.connect(lambda i: self.methods._ask(self.model.toggle, METHODS[i]))
+        self.bars.values.lead = METHODS.index("softmax")  # when labels must thin, softmax keeps its own
         self.table = PropertyTable()
         self.notes = QLabel()
         self.notes.setWordWrap(True)

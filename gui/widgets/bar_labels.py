@@ -11,10 +11,18 @@ its range moves (:class:`gui.widgets.plot.BarChart` does that):
 * Each label sits just past the end of its bar: above a positive bar,
   below a negative one.  When that would leave the plot, it goes inside
   the bar's end instead, if the bar is long enough in pixels.
-* Labels are placed greedily, undefined-value tags first, then by the
-  size of the value: a label that would overlap one already placed, or
-  another bar, is left out.  So with many or narrow bars the labels thin
-  out rather than overlap, and the tallest bars keep theirs.
+* Labels are placed greedily: undefined-value tags first, then every
+  label of the *lead* series (the one the user is most likely reading:
+  :attr:`ValueLabels.lead` when it is shown -- the Normalizers view names
+  softmax -- else the first shown series), then the rest by the size of
+  the value.  A label that would overlap one already placed, or another
+  bar, is left out.  So with many or narrow bars the labels thin out
+  rather than overlap, the lead series keeps its labels longest, and
+  among the others the tallest bars keep theirs.
+* An upright label is as wide across its bar as its ink (digits have no
+  descenders), not its line box, and may reach SPILL pixels over a
+  neighbouring bar's outline: it fits a bar about as wide as its digits
+  are tall.
 
 :func:`place` is plain NumPy; :class:`ValueLabels` measures the texts,
 calls it and moves the chart's text items.
@@ -36,6 +44,12 @@ from gui.qt import pg
 MAX_LABELLED_BARS = 240
 #: Pixels kept free around a label (and between a label and its bar).
 PAD = 1.0
+#: A label may reach this many pixels over a neighbouring bar's side (its padding, then the
+#: bar's 1 px outline in the background colour), never over another label.
+SPILL = PAD + 1.0
+#: Pixels kept between the ink of two labels side by side (two PADs and a little more: a row of
+#: upright labels 3 px apart reads as one block).
+LABEL_GAP = 3.5
 
 OUTSIDE, INSIDE, HIDDEN = 0, 1, 2
 
@@ -104,7 +118,8 @@ def upright(width: np.ndarray, slot: float) -> bool:
 
 def place(x: np.ndarray, end: np.ndarray, base: np.ndarray, width: np.ndarray, height: np.ndarray,
           *, slot: float, bar_width: float, plot_height: float, priority: np.ndarray, bars: np.ndarray,
-          own_bar: np.ndarray, force_inside: np.ndarray | None = None) -> Placement:
+          own_bar: np.ndarray, force_inside: np.ndarray | None = None, tier: np.ndarray | None = None,
+          thickness: np.ndarray | None = None) -> Placement:
     """Choose each label's place, all in pixels (y grows downwards, the plot spans 0..plot_height).
 
     ``x`` is the label's bar centre, ``end`` the pixel y of the bar's far end
@@ -113,8 +128,11 @@ def place(x: np.ndarray, end: np.ndarray, base: np.ndarray, width: np.ndarray, h
     is the room a bar has across, ``bar_width`` its own width (a label
     goes inside only when it fits that).  ``bars`` holds every bar's rect
     (x0, y0, x1, y1) and ``own_bar[k]`` the row of label k's bar there (-1
-    for none).  Higher ``priority`` is placed first.  ``force_inside``
-    marks labels that belong inside their bar (undefined-value tags).
+    for none).  Labels of a higher ``tier`` are placed first, and within a
+    tier those of higher ``priority``.  ``force_inside`` marks labels that
+    belong inside their bar (undefined-value tags).  ``thickness`` is the
+    ink's extent across the text line (at most ``height``): an upright
+    label takes that much room across its bar.
     """
     k = len(x)
     where = np.full(k, HIDDEN, dtype=np.int8)
@@ -124,12 +142,14 @@ def place(x: np.ndarray, end: np.ndarray, base: np.ndarray, width: np.ndarray, h
     inside_only = np.zeros(k, dtype=bool) if force_inside is None else np.asarray(force_inside, dtype=bool)
     # values share one orientation; a placeholder's tag turns only if its own bar is too narrow
     turned = np.where(inside_only, width + 2 * PAD > bar_width, upright(width[~inside_only], slot))
-    across = np.where(turned, height, width)  # the label's size across the bar
+    ink = height if thickness is None else np.minimum(thickness, height)
+    across = np.where(turned, ink, width)  # the label's size across the bar
     along = np.where(turned, width, height)  # and along it
     down = end > base  # negative bars grow downwards on screen
     sign = np.where(down, 1.0, -1.0)
     placed = np.zeros((0, 4))
-    for i in np.argsort(-priority, kind="stable"):
+    tiers = np.zeros(k) if tier is None else np.asarray(tier, dtype=float)
+    for i in np.lexsort((-np.asarray(priority, dtype=float), -tiers)):  # the last key sorts first
         half = across[i] / 2 + PAD
         length = along[i] + 2 * PAD
         options = (INSIDE,) if inside_only[i] else (OUTSIDE, INSIDE)
@@ -143,10 +163,11 @@ def place(x: np.ndarray, end: np.ndarray, base: np.ndarray, width: np.ndarray, h
             if y0 < 0 or y1 > plot_height:
                 continue
             rect = np.array([x[i] - half, y0, x[i] + half, y1])
-            hits = _overlaps(rect, bars)
+            hits = _overlaps(rect + np.array([min(SPILL, half), 0.0, -min(SPILL, half), 0.0]), bars)
             if own_bar[i] >= 0:
                 hits[own_bar[i]] = False
-            if hits.any() or _overlaps(rect, placed).any():
+            apart = max(0.0, LABEL_GAP - 2 * PAD)  # placed rects carry their own PAD
+            if hits.any() or _overlaps(rect + np.array([-apart, 0.0, apart, 0.0]), placed).any():
                 continue
             where[i] = option
             rects[i] = rect
@@ -183,8 +204,27 @@ class Bars:
         return self.y_range[0] if np.isneginf(v) else self.y_range[1]
 
 
+def lead_series(shown: list[bool], lead: int | None) -> int | None:
+    """The series whose labels go first: ``lead`` while it is shown, else the first shown one."""
+    if lead is not None and 0 <= lead < len(shown) and shown[lead]:
+        return lead
+    return next((s for s, on in enumerate(shown) if on), None)
+
+
+def ink_thickness(metrics: QFontMetricsF, text: str) -> float:
+    """How far the ink of ``text`` reaches across its line, as a width centred on the line box."""
+    ink = metrics.tightBoundingRect(text)
+    centre = metrics.height() / 2
+    top, bottom = metrics.ascent() + ink.top(), metrics.ascent() + ink.bottom()
+    return min(metrics.height(), 2 * max(centre - top, bottom - centre))
+
+
 class ValueLabels:
-    """The text items of a bar chart's labels, one per (series, category), laid out by :func:`place`."""
+    """The text items of a bar chart's labels, one per (series, category), laid out by :func:`place`.
+
+    ``lead`` names the series whose labels are placed before the others'
+    (see :func:`lead_series`); None: the first shown series.
+    """
 
     def __init__(self, item):
         self._item = item
@@ -192,6 +232,7 @@ class ValueLabels:
         self._keys: list[tuple[int, int]] = []
         self._font = value_font()
         self._metrics = QFontMetricsF(self._font)
+        self.lead: int | None = None
 
     def set_texts(self, keys: list[tuple[int, int]], texts: list[str]) -> None:
         """Label (series, category) ``keys[k]`` with ``texts[k]``; at most MAX_LABELLED_BARS values."""
@@ -256,20 +297,24 @@ class ValueLabels:
                 if yb - ya >= 1:
                     rows[(s, i)] = len(rects)
                     rects.append(((xc - half - x0) * sx, ya, (xc + half - x0) * sx, yb))
-        x, end, width, prio = (np.zeros(n) for _ in range(4))
+        x, end, width, prio, tier, ink = (np.zeros(n) for _ in range(6))
         finite = np.zeros(n, dtype=bool)
         own = np.full(n, -1, dtype=int)
+        lead = lead_series(bars.shown, self.lead)
         for k, ((s, i), text) in enumerate(zip(self._keys, self._texts)):
             v = bars.heights[s][i]
             finite[k] = np.isfinite(v)
             x[k] = (i + bars.offsets[s] - x0) * sx
             end[k] = (y1 - bars.end(v)) * sy
             width[k] = self._metrics.horizontalAdvance(text.toPlainText())
+            ink[k] = ink_thickness(self._metrics, text.toPlainText())
             prio[k] = abs(v) if finite[k] else np.inf
+            tier[k] = 2 if not finite[k] else 1 if s == lead else 0
             own[k] = rows.get((s, i), -1)
         result = place(x, end, np.full(n, y1 * sy), width, np.full(n, self._metrics.height()),
-                       slot=self._slot(bars, sx), bar_width=bars.width * sx, plot_height=h_px, priority=prio, bars=np.array(rects).reshape(-1, 4),
-                       own_bar=own, force_inside=~finite)
+                       slot=self._slot(bars, sx), bar_width=bars.width * sx, plot_height=h_px, priority=prio,
+                       bars=np.array(rects).reshape(-1, 4), own_bar=own, force_inside=~finite, tier=tier,
+                       thickness=ink)
         for k, ((s, i), text) in enumerate(zip(self._keys, self._texts)):
             where = result.where[k]
             text.setVisible(bool(where != HIDDEN))
