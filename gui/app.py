@@ -31,12 +31,13 @@ import gui
 from gui import export, language, lessons, menus, registry, screen_fit
 from gui import theme as themes
 from gui.export.dialog import ask_export_options
+from gui.help import plain
 from gui.model.lab import Lab
 from gui.model import texts
 from gui.model.session import Session, SessionError
 from gui.model.texts import tr
 from gui.qt import pg
-from gui.undo import UndoRecorder
+from gui.undo import UndoRecorder, undo_text
 from gui.views.base import BaseView
 from gui.widgets.cell_table import shorten
 
@@ -91,9 +92,9 @@ class MainWindow(QMainWindow):
 
         self.undo_stack = QUndoStack(self)
         self.recorder = UndoRecorder(self.undo_stack)
-        self.recorder.watch(self.lab.scores, lambda _f: "edit scores")
+        self.recorder.watch(self.lab.scores, lambda _f: tr("undo.edit_scores"))
         for name, model in self.lab.models.items():
-            self.recorder.watch(model, lambda field, name=name: f"change {name} {field}")
+            self.recorder.watch(model, lambda field, name=name: undo_text(name, field))
 
         self.nav = QListWidget()
         self.nav.setObjectName("views")
@@ -283,7 +284,7 @@ class MainWindow(QMainWindow):
             view.state_changed()  # a hidden view only notes it is stale, as for any other change
 
     def about(self) -> None:
-        QMessageBox.about(self, tr("action.about").replace("&", ""), self.about_text())
+        QMessageBox.about(self, plain(tr("action.about")), self.about_text())
 
     @staticmethod
     def about_text() -> str:
@@ -428,7 +429,7 @@ class MainWindow(QMainWindow):
             self.settings.sync()
             self.save_session(self.settings_dir / LAST_SESSION)
         except OSError as exc:  # a read-only config folder must not stop the app closing
-            print(f"softmax-lab: could not save the session: {exc}", file=sys.stderr)
+            print(tr("session.save_failed_stderr", error=exc), file=sys.stderr)
         super().closeEvent(event)
 
 
