@@ -178,7 +178,7 @@ class SigmoidPlot(_LegendPlot):
         legend = self._legend((-6, -4))
         legend.addItem(self.softmax, tr("logdomain.sigmoid.softmax"))
         legend.addItem(self.sigmoid, tr("logdomain.sigmoid.sigmoid"))
-        item.setYRange(-0.05, 1.05, padding=0)
+        item.setYRange(-0.1, 1.1, padding=0)  # room inside the axis for the 0 and 1 tick labels
 
     def theme_changed(self, theme: themes.Theme) -> None:
         wide = QColor(theme.accent)
