@@ -64,21 +64,21 @@ def sentencepiece_tokenizer():
     return PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<s>", eos_token="</s>", unk_token="<unk>")
 
 
-def configs(vocab_byte: int, vocab_sp: int) -> dict:
+def configs(vocab_byte: int, vocab_sp: int, positions: int = 128) -> dict:
     """name -> (config, tokenizer kind): 2 layers, 2-4 heads, a few dozen dimensions each."""
     from transformers import GPT2Config, GPTNeoXConfig, LlamaConfig, MistralConfig, Qwen2Config, Qwen3Config
 
-    small = {"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2, "max_position_embeddings": 128,
+    small = {"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2, "max_position_embeddings": positions,
              "initializer_range": INIT}
     return {
-        "gpt2": (GPT2Config(vocab_size=vocab_byte, n_positions=128, n_embd=32, n_layer=2, n_head=4,
+        "gpt2": (GPT2Config(vocab_size=vocab_byte, n_positions=positions, n_embd=32, n_layer=2, n_head=4,
                             initializer_range=INIT, bos_token_id=0, eos_token_id=0), "byte"),
         # GPT-2's own per-layer scaling: 1/sqrt(d_k) / (layer + 1)
-        "gpt2_layer_scaled": (GPT2Config(vocab_size=vocab_byte, n_positions=128, n_embd=24, n_layer=2, n_head=2,
+        "gpt2_layer_scaled": (GPT2Config(vocab_size=vocab_byte, n_positions=positions, n_embd=24, n_layer=2, n_head=2,
                                          initializer_range=INIT, bos_token_id=0, eos_token_id=0,
                                          scale_attn_by_inverse_layer_idx=True), "byte"),
         # computes its weights outside the attention function: shown, not recomputed
-        "gpt2_upcast": (GPT2Config(vocab_size=vocab_byte, n_positions=128, n_embd=16, n_layer=2, n_head=2,
+        "gpt2_upcast": (GPT2Config(vocab_size=vocab_byte, n_positions=positions, n_embd=16, n_layer=2, n_head=2,
                                    initializer_range=INIT, bos_token_id=0, eos_token_id=0,
                                    reorder_and_upcast_attn=True), "byte"),
         # grouped-query attention: 4 query heads share 2 key/value heads
@@ -94,19 +94,21 @@ def configs(vocab_byte: int, vocab_sp: int) -> dict:
         "mistral": (MistralConfig(vocab_size=vocab_sp, num_attention_heads=2, num_key_value_heads=1,
                                   sliding_window=4, bos_token_id=1, eos_token_id=2, **small), "sp"),
         "neox": (GPTNeoXConfig(vocab_size=vocab_byte, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                               num_attention_heads=4, max_position_embeddings=128, initializer_range=INIT,
+                               num_attention_heads=4, max_position_embeddings=positions, initializer_range=INIT,
                                bos_token_id=0, eos_token_id=0), "byte"),
     }
 
 
-def build_all(root: Path) -> dict[str, Path]:
-    """Save every tiny model with its tokenizer under ``root``; name -> folder."""
+def build_all(root: Path, names: tuple[str, ...] | None = None, positions: int = 128) -> dict[str, Path]:
+    """Save the tiny models (all, or ``names``) with their tokenizers under ``root``; name -> folder."""
     import torch
     from transformers import AutoModelForCausalLM
 
     toks = {"byte": byte_level_tokenizer(), "sp": sentencepiece_tokenizer()}
     folders = {}
-    for i, (name, (config, kind)) in enumerate(configs(len(toks["byte"]), len(toks["sp"])).items()):
+    for i, (name, (config, kind)) in enumerate(configs(len(toks["byte"]), len(toks["sp"]), positions).items()):
+        if names is not None and name not in names:
+            continue
         torch.manual_seed(1234 + i)
         model = AutoModelForCausalLM.from_config(config)
         folder = root / name
