@@ -26,7 +26,7 @@ ALLOWED_WORDS = {
     "tab", "esc", "backspace", "cmd", "home", "end", "pgup", "pgdown", "ins", "space", "up", "down", "left",
     "right", "meta", "option", "return", "delete", "escape", "insert", "pageup", "pagedown", "space", "ok",
     # names of people, products and the app
-    "softmax lab", "lab", "english", "noto", "sans", "cjk", "sc", "debian", "ubuntu", "apt", "sudo", "install",
+    "softmax lab", "lab", "english", "noto", "sans", "cjk", "sc", "debian", "ubuntu", "linux", "xcb", "apt", "sudo", "install",
     "fonts", "hugging", "face", "bert", "gpt", "llama", "zipf", "shannon", "boltzmann", "jacobian",
     "milakov", "gimelshein", "bug", "pytorch", "nvidia", "acc", "api", "pearson", "shazeer", "cv", "fifo", "pickle", "dtype", "utf", "kernel", "warp", "shuffle", "fd", "page",
     # words inside formulas and array names: one-hot, ln, soft-min, linear(s), δ_ij, mask, heads
