@@ -162,3 +162,18 @@ def test_a_file_instead_of_a_folder_is_refused(tmp_path):
     with pytest.raises(llm.ModelError) as e:
         llm.load(str(weights))
     assert "is a file, not a model folder" in one_line(e)
+
+
+def test_a_checkpoint_missing_weights_is_refused_not_filled_with_random_ones(tmp_path, model_dirs):
+    from transformers import AutoConfig, LlamaModel
+
+    config = AutoConfig.from_pretrained(model_dirs["llama"])  # lm_head not tied to the embedding
+    body = LlamaModel(config)  # the transformer without its LM head
+    folder = tmp_path / "headless"
+    body.save_pretrained(folder)
+    config.architectures = ["LlamaForCausalLM"]
+    config.save_pretrained(folder)
+    shutil.copy(model_dirs["llama"] / "tokenizer.json", folder / "tokenizer.json")
+    with pytest.raises(llm.ModelError) as e:
+        llm.load(str(folder))
+    assert "lacks 1 of the model's weights (lm_head.weight)" in one_line(e)

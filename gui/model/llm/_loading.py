@@ -135,10 +135,17 @@ def _from_pretrained(where: str, local_only: bool, cache_dir: str | None, label:
         raise ModelError(tr("llm.error.load_failed", source=label, cause=cause(exc))) from None
     _check_causal(config, label)
     try:
-        model = transformers.AutoModelForCausalLM.from_pretrained(
-            where, attn_implementation="eager", **_dtype_kwargs(torch, transformers), **common)
+        model, info = transformers.AutoModelForCausalLM.from_pretrained(
+            where, attn_implementation="eager", output_loading_info=True, **_dtype_kwargs(torch, transformers),
+            **common)
     except Exception as exc:
         raise ModelError(tr("llm.error.load_failed", source=label, cause=cause(exc))) from None
+    # weights the files lack would be left random: the model's outputs would mean nothing
+    missing = sorted(str(k) for k in (info.get("missing_keys") or ())) + \
+        sorted(str(k[0] if isinstance(k, tuple) else k) for k in (info.get("mismatched_keys") or ()))
+    if missing:
+        raise ModelError(tr("llm.error.missing_weights", source=label, count=len(missing),
+                            names=", ".join(missing[:3]) + (", …" if len(missing) > 3 else "")))
     try:
         tokenizer = transformers.AutoTokenizer.from_pretrained(where, **common)
     except Exception as exc:
