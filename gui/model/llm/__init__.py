@@ -52,8 +52,8 @@ Examples
 >>> if llm.unavailable_reason() is None:                      # doctest: +SKIP
 ...     m = llm.load("gpt2")
 ...     a = llm.attention(m, "The cat sat on the mat")
-...     a.weights.shape, a.tokens[:3], a.recompute_max_abs_diff.max()
-((12, 12, 6, 6), ('The', '·cat', '·sat'), 4.8e-07)
+...     a.weights.shape, a.tokens[:3], a.recomputed, bool(a.max_abs_diff < 1e-5)
+((12, 12, 6, 6), ('The', '·cat', '·sat'), True, True)
 """
 
 from gui.model.llm._attention import AttentionResult, attention, attention_steps
