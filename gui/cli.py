@@ -12,8 +12,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import re
 import signal
 import sys
+import unicodedata
 from pathlib import Path
 
 from gui import registry
@@ -56,9 +58,57 @@ def sigterm_raises():
         signal.signal(signal.SIGTERM, previous)
 
 
+def _width(text: str) -> int:
+    """Columns ``text`` takes in a terminal (CJK characters take two)."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+class WideHelpFormatter(argparse.HelpFormatter):
+    """Wraps help by terminal columns, so Chinese help fits the width English does.
+
+    A run of Latin text (``--dpi``, ``1800x1200``) is never split; a line may
+    break between two CJK characters, never before closing punctuation.
+    """
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        if _width(text) == len(text):
+            return super()._split_lines(text, width)
+        lines, line = [], ""
+        for token in re.findall(r"\s+|[^\s\u2e80-\uffef]+|.", " ".join(text.split())):
+            if token.isspace():
+                line += " " if line else ""
+            elif line and _width(line + token) > width and token not in "，。、；：）？！":
+                lines.append(line.rstrip())
+                line = token
+            else:
+                line += token
+        return [*lines, line.rstrip()]
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if _width(text) == len(text):
+            return super()._fill_text(text, width, indent)
+        return "\n".join(indent + line for line in self._split_lines(text, width - len(indent)))
+
+
+class RawWideHelpFormatter(argparse.RawDescriptionHelpFormatter, WideHelpFormatter):
+    """The description and epilog as written; option help wrapped by columns."""
+
+
 class _Parser(argparse.ArgumentParser):
+    """Errors as UsageError; -h and an invalid choice say so in the current language."""
+
+    def __init__(self, formatter_class=WideHelpFormatter, **kwargs) -> None:
+        super().__init__(add_help=False, formatter_class=formatter_class, **kwargs)
+        self.add_argument("-h", "--help", action="help", help=tr("cli.option.help"))
+
     def error(self, message: str):  # one line, exit 2 (argparse prints usage too)
         raise UsageError(message)
+
+    def _check_value(self, action, value):
+        if action.choices is not None and value not in action.choices:
+            raise argparse.ArgumentError(None, tr(
+                "cli.error.invalid_choice", option="/".join(action.option_strings) or action.dest, value=value,
+                choices=", ".join(map(repr, action.choices))))
 
 
 def _all_params():
@@ -77,22 +127,23 @@ def _all_params():
 
 def _describe(p) -> str:
     if p.kind == "path":
-        return "a file to load"
+        return tr("cli.param.path")
     if p.kind == "choice":
-        return f"one of {', '.join(p.choices)}, default {p.default}"
+        return tr("cli.param.choice", choices=", ".join(p.choices), default=p.default)
     if p.kind == "int":
-        return f"{int(p.minimum)} to {int(p.maximum)}, default {int(p.default)}"
-    scale = ", log scale" if p.log else ""
-    return f"{p.minimum:g} to {p.maximum:g}{scale}, default {p.default:g}"
+        return tr("cli.param.range", low=int(p.minimum), high=int(p.maximum), default=int(p.default))
+    key = "cli.param.range_log" if p.log else "cli.param.range"
+    return tr(key, low=f"{p.minimum:g}", high=f"{p.maximum:g}", default=f"{p.default:g}")
 
 
 def _add_param_option(parser: argparse.ArgumentParser, name: str, owners) -> None:
     groups: dict[str, list[str]] = {}
     for view, p in owners:
         groups.setdefault(_describe(p), []).append(view)
-    help_text = tr(f"param.{name}.label") + ": " + "; ".join(
-        f"{text} (views: {', '.join(views)})" for text, views in groups.items()
+    ranges = tr("cli.param.separator").join(
+        tr("cli.param.views", text=text, views=", ".join(views)) for text, views in groups.items()
     )
+    help_text = tr("cli.param.help", label=tr(f"param.{name}.label"), ranges=ranges)
     kinds = {p.kind for _view, p in owners}
     if kinds == {"choice"}:
         choices = list(dict.fromkeys(c for _view, p in owners for c in p.choices))
@@ -106,45 +157,36 @@ def _add_param_option(parser: argparse.ArgumentParser, name: str, owners) -> Non
 
 
 def build_parser() -> argparse.ArgumentParser:
-    lines = ["views and their parameters:"]
+    lines = [tr("cli.epilog.views")]
     for spec in registry.VIEWS:
-        params = " ".join(f"--{n}" for n in spec.model.params()) or "(none)"
+        params = " ".join(f"--{n}" for n in spec.model.params()) or tr("cli.epilog.no_parameters")
         lines.append(f"  {spec.name:<14}{tr(f'view.{spec.name}.tooltip')}")
-        lines.append(f"  {'':<14}parameters: {params}")
-    lines += ["", "example:",
+        lines.append(f"  {'':<14}{tr('cli.epilog.parameters', params=params)}")
+    lines += ["", tr("cli.epilog.example"),
               "  softmax-lab export --view temperature --scores 5.2,3.1,1.8 "
               "--temperature 0.5 --out out/",
               "  softmax-lab export --view gradients --plots-only --dpi 300 --out figures/"]
     parser = _Parser(
         prog=PROG,
-        description="Render one view without a display and write its plots "
-                    "(PNG, SVG) and arrays (.npz, one .csv per array). Each plot is "
-                    "a landscape figure, 1200 x 800 pixels at 200 dpi (6 x 4 in) "
-                    "unless --size or --dpi say otherwise; the SVG has the same "
-                    "size in inches.",
+        description=tr("cli.export.description"),
         epilog="\n".join(lines),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=RawWideHelpFormatter,
     )
     which = parser.add_mutually_exclusive_group(required=True)
-    which.add_argument("--view", choices=[s.name for s in registry.VIEWS], help="which view to render")
+    which.add_argument("--view", choices=[s.name for s in registry.VIEWS], help=tr("cli.option.view"))
     which.add_argument("--lesson", metavar="LESSON.STEP",
-                       help="render a lesson step's view in that step's state (softmax-lab lessons lists them); "
-                            "other options apply on top of it")
-    parser.add_argument("--out", required=True, type=Path, help="folder for the files (created if missing)")
-    parser.add_argument("--scores", help="comma-separated scores, e.g. 5.2,3.1,1.8 (inf, -inf and nan are accepted)")
-    parser.add_argument("--labels", help="comma-separated labels, one per score (default Token 1..n)")
-    parser.add_argument("--session", type=Path, help="start from a saved session file")
-    parser.add_argument("--theme", choices=("light", "dark"), default="light", help="plot colours (default light)")
-    parser.add_argument("--overwrite", action="store_true", help="replace files that already exist")
-    parser.add_argument("--size", metavar="WxH",
-                        help="the PNG's size in pixels, e.g. 1800x1200 (default 1200x800, "
-                             "or 6 x 4 in at --dpi); every plot is laid out at this shape")
-    parser.add_argument("--dpi", metavar="N",
-                        help="pixels per inch, 50 to 1200 (default 200): text, legends and "
-                             "lines scale with it; alone it keeps the 6 x 4 in figure")
+                       help=tr("cli.option.lesson", command="softmax-lab lessons"))
+    parser.add_argument("--out", required=True, type=Path, help=tr("cli.option.out"))
+    parser.add_argument("--scores", help=tr("cli.option.scores"))
+    parser.add_argument("--labels", help=tr("cli.option.labels"))
+    parser.add_argument("--session", type=Path, help=tr("cli.option.session"))
+    parser.add_argument("--theme", choices=("light", "dark"), default="light", help=tr("cli.option.theme", default="light"))
+    parser.add_argument("--overwrite", action="store_true", help=tr("cli.option.overwrite"))
+    parser.add_argument("--size", metavar="WxH", help=tr("cli.option.size"))
+    parser.add_argument("--dpi", metavar="N", help=tr("cli.option.dpi"))
     what = parser.add_mutually_exclusive_group()
-    what.add_argument("--plots-only", action="store_true", help="write only the PNG and SVG files")
-    what.add_argument("--arrays-only", action="store_true", help="write only the .npz and .csv files")
+    what.add_argument("--plots-only", action="store_true", help=tr("cli.option.plots_only"))
+    what.add_argument("--arrays-only", action="store_true", help=tr("cli.option.arrays_only"))
     for name, owners in _all_params().items():
         _add_param_option(parser, name, owners)
     return parser
@@ -157,9 +199,10 @@ def configure(args: argparse.Namespace) -> Lab:
         try:
             skipped = lab.restore(Session.load(args.session))
         except SessionError as exc:
-            raise UsageError(f"--session: {exc}") from None
+            raise UsageError(tr("error.where", where="--session", what=exc)) from None
         for line in skipped:
-            print(f"{PROG}: warning: --session: {line}", file=sys.stderr)
+            warning = tr("error.where", where="--session", what=line)
+            print(tr("cli.warning.line", prog=PROG, message=warning), file=sys.stderr)
     args.lesson_step = None
     if args.lesson is not None:
         args.lesson_step = lesson_step(args.lesson)
@@ -171,15 +214,16 @@ def configure(args: argparse.Namespace) -> Lab:
             try:
                 values.append(parse_score(cell)[0])
             except ValueError as exc:
-                raise UsageError(f"--scores: {exc}") from None
+                raise UsageError(tr("error.where", where="--scores", what=exc)) from None
         labels = None
         if args.labels is not None:
             labels = [s.strip() for s in args.labels.split(",")]
             if len(labels) != len(values):
-                raise UsageError(f"--labels: {len(labels)} labels for {len(values)} scores")
+                count = tr("cli.error.labels_count", labels=len(labels), scores=len(values))
+                raise UsageError(tr("error.where", where="--labels", what=count))
         lab.scores.set_values(values, labels)
     elif args.labels is not None:
-        raise UsageError("--labels needs --scores")
+        raise UsageError(tr("cli.error.labels_need_scores"))
     model = lab.models[args.view]
     own = model.params()
     for name in _all_params():
@@ -187,11 +231,11 @@ def configure(args: argparse.Namespace) -> Lab:
         if value is None:
             continue
         if name not in own:
-            raise UsageError(f"--{name} does not apply to the {args.view} view")
+            raise UsageError(tr("cli.error.does_not_apply", option=f"--{name}", view=args.view))
         try:
             model.set_param(name, value)
         except ValueError as exc:
-            raise UsageError(f"--{name}: {exc}") from None
+            raise UsageError(tr("error.where", where=f"--{name}", what=exc)) from None
     return lab
 
 
@@ -200,21 +244,20 @@ def lesson_step(name: str) -> lessons.Step:
     try:
         return lessons.find(name)
     except KeyError as exc:
-        raise UsageError(f"--lesson: {exc.args[0]}") from None
+        raise UsageError(tr("error.where", where="--lesson", what=exc.args[0])) from None
     except lessons.LessonError as exc:
-        raise UsageError(f"--lesson: {exc}") from None
+        raise UsageError(tr("error.where", where="--lesson", what=exc)) from None
 
 
 def run_lessons(argv: list[str]) -> int:
     """``softmax-lab lessons``: every lesson step as ``LESSON.STEP  title``, in order, one per line."""
-    parser = _Parser(prog="softmax-lab lessons",
-                     description="List every step of every lesson as LESSON.STEP and its title, in order; "
-                                 "export --lesson LESSON.STEP renders one.")
+    parser = _Parser(prog="softmax-lab lessons", description=tr(
+        "cli.lessons.description", name="LESSON.STEP", command="export --lesson LESSON.STEP"))
     try:
         parser.parse_args(argv)
         found = [lesson for lesson in lessons.lessons() if lessons.complete(lesson)]
     except (UsageError, lessons.LessonError) as exc:
-        print(f"softmax-lab lessons: error: {exc}", file=sys.stderr)
+        print(tr("cli.error.line", prog="softmax-lab lessons", message=exc), file=sys.stderr)
         return 2 if isinstance(exc, UsageError) else 1
     for lesson in found:
         for step in lesson.steps:
@@ -229,7 +272,7 @@ def figure_options(args: argparse.Namespace) -> ExportOptions:
     except ValueError as exc:
         flag = "--dpi" if str(exc).startswith("--dpi") else "--size"
         text = str(exc)
-        raise UsageError(text if text.startswith("--") else f"{flag}: {text}") from None
+        raise UsageError(text if text.startswith("--") else tr("error.where", where=flag, what=text)) from None
     return options
 
 
@@ -256,12 +299,13 @@ def run_export(argv: list[str]) -> int:
         lab = configure(args)
         options = figure_options(args)
     except UsageError as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        print(tr("cli.error.line", prog=PROG, message=exc), file=sys.stderr)
         return 2
     try:
         args.out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        print(f"{PROG}: error: cannot create {shown(args.out)}: {exc.strerror}", file=sys.stderr)
+        reason = tr("cli.error.cannot_create", path=shown(args.out), reason=exc.strerror)
+        print(tr("cli.error.line", prog=PROG, message=reason), file=sys.stderr)
         return 1
 
     os.environ["QT_QPA_PLATFORM"] = "offscreen"
@@ -270,7 +314,7 @@ def run_export(argv: list[str]) -> int:
         with sigterm_raises():
             return _export(args, lab, options)
     except (KeyboardInterrupt, Terminated) as exc:  # the export removed its temporaries on the way out
-        print(f"{PROG}: interrupted; no file was changed", file=sys.stderr)
+        print(tr("cli.error.interrupted", prog=PROG), file=sys.stderr)
         return 130 if isinstance(exc, KeyboardInterrupt) else 143
     finally:
         from PySide6.QtCore import qInstallMessageHandler
@@ -298,15 +342,15 @@ def _export(args: argparse.Namespace, lab: Lab, options: ExportOptions) -> int:
             plots=not args.arrays_only, arrays=not args.plots_only, options=options,
         )
     except FileExistsError as exc:
-        print(f"{PROG}: error: refusing to replace existing files ({exc}); "
-              "pass --overwrite to replace them", file=sys.stderr)
+        message = tr("cli.error.refusing_to_replace", files=exc)
+        print(tr("cli.error.line", prog=PROG, message=message), file=sys.stderr)
         return 2
     except export.ReplaceError as exc:
-        what = "no file was changed" if exc.nothing_written else "the export stopped partway"
-        print(f"{PROG}: error: {what}: {exc}", file=sys.stderr)
+        key = "cli.error.nothing_written" if exc.nothing_written else "cli.error.stopped_partway"
+        print(tr("cli.error.line", prog=PROG, message=tr(key, error=exc)), file=sys.stderr)
         return 1
     except export.ExportError as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        print(tr("cli.error.line", prog=PROG, message=exc), file=sys.stderr)
         return 1
     finally:
         view.close()
