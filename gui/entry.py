@@ -4,15 +4,25 @@ from __future__ import annotations
 
 import sys
 
-USAGE = """usage: softmax-lab [export ...]
 
-  softmax-lab                     open the Softmax Lab window
-  softmax-lab export --help       render a view headless and write PNG, SVG, .npz, .csv
-  softmax-lab lessons             list every lesson step (export --lesson LESSON.STEP renders one)
-  softmax-lab --version           print the version
+def usage() -> str:
+    """``softmax-lab --help``, in the current language."""
+    from gui.model.texts import tr
 
-  --lang en|zh                    the interface's language (any command; also SOFTMAX_LAB_LANG)
-"""
+    rows = [("softmax-lab", tr("cli.usage.window")), ("softmax-lab export --help", tr("cli.usage.export")),
+            ("softmax-lab lessons", tr("cli.usage.lessons", command="export --lesson LESSON.STEP")),
+            ("softmax-lab --version", tr("cli.usage.version"))]
+    lang = ("--lang en|zh", tr("cli.usage.lang", variable="SOFTMAX_LAB_LANG"))
+    lines = [tr("cli.usage.line", command="softmax-lab [export ...]"), ""]
+    lines += [f"  {command:<32}{text}" for command, text in rows]
+    lines += ["", f"  {lang[0]:<32}{lang[1]}"]
+    return "\n".join(lines) + "\n"
+
+
+def _error(message: object) -> None:
+    from gui.model.texts import tr
+
+    print(tr("cli.error.line", prog="softmax-lab", message=message), file=sys.stderr)
 
 
 def take_language(argv: list[str]) -> tuple[list[str], str | None]:
@@ -29,7 +39,8 @@ def take_language(argv: list[str]) -> tuple[list[str], str | None]:
         if arg == "--lang" or arg.startswith("--lang="):
             lang = arg.partition("=")[2] if "=" in arg else next(args, "")
             if lang not in LANGUAGES:
-                raise ValueError("--lang: " + tr("error.language.unknown", lang=lang, known=", ".join(LANGUAGES)))
+                known = ", ".join(LANGUAGES)
+                raise ValueError(tr("error.where", where="--lang", what=tr("error.language.unknown", lang=lang, known=known)))
         else:
             rest.append(arg)
     return rest, lang
@@ -40,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         argv, lang = take_language(argv)
     except ValueError as exc:
-        print(f"softmax-lab: error: {exc}", file=sys.stderr)
+        _error(exc)
         return 2
     if lang is not None:
         import os
@@ -58,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
 
         return run_lessons(argv[1:])
     if argv and argv[0] in ("-h", "--help"):
-        print(USAGE, end="")
+        print(usage(), end="")
         return 0
     if argv and argv[0] == "--version":
         import gui
@@ -66,15 +77,17 @@ def main(argv: list[str] | None = None) -> int:
         print(f"softmax-lab {gui.__version__}")
         return 0
     if argv:
-        print(f"softmax-lab: error: unknown argument {argv[0]!r} (try --help)", file=sys.stderr)
+        from gui.model.texts import tr
+
+        _error(tr("cli.error.unknown_argument", arg=argv[0]))
         return 2
 
-    from gui.platform_check import HINT, platform_problem
+    from gui.platform_check import hint, platform_problem
 
     problem = platform_problem()
     if problem:
         print(problem, file=sys.stderr)
-        print(HINT, file=sys.stderr)
+        print(hint(), file=sys.stderr)
         return 3
     from gui.app import run
 

@@ -30,11 +30,15 @@ XCB_LIBS = {
     "libdbus-1.so.3": "libdbus-1-3",
 }
 
-HINT = (
-    "Qt needs these system libraries for windows on Linux; on Debian/Ubuntu: "
-    "sudo apt-get install " + " ".join(XCB_LIBS.values())
-    + ". Headless export works without them: softmax-lab export --help"
-)
+#: Where the messages point a user without a display.
+HELP = "softmax-lab export --help"
+
+
+def hint() -> str:
+    """Which packages to install for windows on Linux (in the current language)."""
+    from gui.model.texts import tr
+
+    return tr("cli.platform.hint", install="sudo apt-get install " + " ".join(XCB_LIBS.values()), command=HELP)
 
 
 def _loadable(lib: str) -> bool:
@@ -47,6 +51,8 @@ def _loadable(lib: str) -> bool:
 
 def platform_problem(env: Mapping[str, str] | None = None) -> str | None:
     """A message saying why no window can be opened, or None when it can."""
+    from gui.model.texts import tr
+
     env = os.environ if env is None else env
     if not sys.platform.startswith("linux"):
         return None
@@ -56,16 +62,10 @@ def platform_problem(env: Mapping[str, str] | None = None) -> str | None:
     if not platform and env.get("WAYLAND_DISPLAY"):
         return None
     if not env.get("DISPLAY"):
-        return (
-            "softmax-lab: cannot open a window: no X display (DISPLAY is not set). "
-            "Run it from a desktop session, or use the headless export: "
-            "softmax-lab export --help"
-        )
+        return tr("cli.platform.no_display", prog="softmax-lab", variable="DISPLAY", command=HELP)
     missing = [lib for lib in XCB_LIBS if not _loadable(lib)]
     if missing:
         pkgs = " ".join(XCB_LIBS[lib] for lib in missing)
-        return (
-            f"softmax-lab: cannot open a window: Qt's xcb platform plugin needs "
-            f"{', '.join(missing)}. Install them with: sudo apt-get install {pkgs}"
-        )
+        return tr("cli.platform.missing", prog="softmax-lab", libraries=", ".join(missing),
+                  command=f"sudo apt-get install {pkgs}")
     return None
