@@ -139,75 +139,75 @@ class Lesson:
 # -- reading ----------------------------------------------------------------------------------
 def _number(value: Any, where: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise LessonError(f"{where}: expected a number, got {value!r:.60}")
+        raise LessonError(tr("lessonfile.expected_number", where=where, value=value))
     number = float(value)
     if not math.isfinite(number):
-        raise LessonError(f"{where}: expected a finite number, got {value!r}")
+        raise LessonError(tr("lessonfile.expected_finite", where=where, value=value))
     return number
 
 
-_KINDS = {str: "a text", list: "a list", dict: "an object"}
+_KINDS = {str: "lessonfile.kind.text", list: "lessonfile.kind.list", dict: "lessonfile.kind.object"}
 
 
 def _typed(doc: dict, key: str, kind, where: str, default: Any = None) -> Any:
     value = doc.get(key, default)
     if value is not default and not isinstance(value, kind):
-        raise LessonError(f"{where}: '{key}' must be {_KINDS[kind]}")
+        raise LessonError(tr("lessonfile.must_be_kind", where=where, field=key, kind=tr(_KINDS[kind])))
     return value
 
 
 def _check(doc: Any, where: str) -> Check:
     if not isinstance(doc, dict):
-        raise LessonError(f"{where}: expected an object with 'array', 'index', 'value', 'decimals'")
+        raise LessonError(tr("lessonfile.check_not_object", where=where))
     unknown = sorted(set(doc) - {"array", "index", "value", "decimals", "scale"})
     if unknown:
-        raise LessonError(f"{where}: unknown field(s) {', '.join(unknown)}")
+        raise LessonError(tr("lessonfile.unknown_fields", where=where, fields=", ".join(unknown)))
     array = _typed(doc, "array", str, where)
     index = _typed(doc, "index", list, where, [])
     if array is None or not all(isinstance(i, int) and not isinstance(i, bool) for i in index):
-        raise LessonError(f"{where}: needs an 'array' name and an 'index' list of whole numbers")
+        raise LessonError(tr("lessonfile.check_array_index", where=where))
     decimals = doc.get("decimals")
     if isinstance(decimals, bool) or not isinstance(decimals, int) or not 0 <= decimals <= 12:
-        raise LessonError(f"{where}: 'decimals' must be a whole number from 0 to 12")
-    return Check(array, tuple(index), _number(doc.get("value"), f"{where}: value"), decimals,
-                 _number(doc.get("scale", 1), f"{where}: scale"))
+        raise LessonError(tr("lessonfile.check_decimals", where=where))
+    return Check(array, tuple(index), _number(doc.get("value"), tr("error.where", where=where, what="value")),
+                 decimals, _number(doc.get("scale", 1), tr("error.where", where=where, what="scale")))
 
 
 def _step(lesson: str, doc: Any, k: int, where: str) -> Step:
     if not isinstance(doc, dict):
-        raise LessonError(f"{where}: step {k} is not an object")
+        raise LessonError(tr("lessonfile.step_not_object", where=where, k=k))
     sid = doc.get("id")
     if not isinstance(sid, str) or not ID.match(sid):
-        raise LessonError(f"{where}: step {k}: 'id' must be letters, digits and '-'")
-    where = f"{where}: step {sid!r}"
+        raise LessonError(tr("lessonfile.bad_id", where=tr("lessonfile.where_step_number", where=where, k=k)))
+    where = tr("lessonfile.where_step", where=where, step=sid)
     unknown = sorted(set(doc) - STEP_FIELDS)
     if unknown:
-        raise LessonError(f"{where}: unknown field(s) {', '.join(unknown)}")
+        raise LessonError(tr("lessonfile.unknown_fields", where=where, fields=", ".join(unknown)))
     view = _typed(doc, "view", str, where)
     if view is None:
-        raise LessonError(f"{where}: 'view' is missing")
+        raise LessonError(tr("lessonfile.view_missing", where=where))
     scores = _typed(doc, "scores", list, where)
     if scores is not None:
-        scores = tuple(_number(v, f"{where}: scores[{i}]") for i, v in enumerate(scores))
+        scores = tuple(_number(v, tr("error.where", where=where, what=f"scores[{i}]")) for i, v in enumerate(scores))
     labels = _typed(doc, "labels", list, where)
     if labels is not None:
         if not all(isinstance(s, str) for s in labels):
-            raise LessonError(f"{where}: 'labels' must be a list of texts")
+            raise LessonError(tr("lessonfile.labels_not_texts", where=where))
         labels = tuple(labels)
     params = _typed(doc, "params", dict, where, {})
     for name, value in params.items():
         if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-            raise LessonError(f"{where}: params.{name} must be a number or a name")
+            raise LessonError(tr("lessonfile.param_kind", where=where, field=f"params.{name}"))
     state = _typed(doc, "state", dict, where, {})
     tab = _typed(doc, "tab", str, where)
     question = _typed(doc, "question", dict, where)
     if question is not None:
         choices, answer = question.get("choices"), question.get("answer")
         if not all(isinstance(v, int) and not isinstance(v, bool) for v in (choices, answer)):
-            raise LessonError(f"{where}: 'question' needs whole numbers 'choices' and 'answer'")
+            raise LessonError(tr("lessonfile.question_numbers", where=where))
         question = Question(choices, answer)
     checks = _typed(doc, "checks", list, where, [])
-    checks = tuple(_check(c, f"{where}: check {i + 1}") for i, c in enumerate(checks))
+    checks = tuple(_check(c, tr("lessonfile.where_check", where=where, n=i + 1)) for i, c in enumerate(checks))
     return Step(lesson, sid, view, scores, labels, dict(params), dict(state), tab, question, checks)
 
 
@@ -216,24 +216,24 @@ def parse(text: str, where: str, path: Path | None = None) -> Lesson:
     try:
         doc = json.loads(text)
     except (json.JSONDecodeError, RecursionError, ValueError) as exc:
-        raise LessonError(f"{where}: not a JSON file ({exc})") from None
+        raise LessonError(tr("lessonfile.not_json", where=where, error=exc)) from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        raise LessonError(f"{where}: not a Softmax Lab lesson ('format' must be {FORMAT!r})")
+        raise LessonError(tr("lessonfile.not_lesson", where=where, format=FORMAT))
     lid = doc.get("id")
     if not isinstance(lid, str) or not ID.match(lid):
-        raise LessonError(f"{where}: 'id' must be letters, digits and '-'")
+        raise LessonError(tr("lessonfile.bad_id", where=where))
     if path is not None and path.stem != lid:
-        raise LessonError(f"{where}: the lesson {lid!r} must be in {lid}.json")
-    order = _number(doc.get("order"), f"{where}: order")
+        raise LessonError(tr("lessonfile.wrong_file", where=where, id=lid))
+    order = _number(doc.get("order"), tr("error.where", where=where, what="order"))
     article = _typed(doc, "article", str, where, "")
     steps = doc.get("steps")
     if not isinstance(steps, list) or not steps:
-        raise LessonError(f"{where}: 'steps' must be a non-empty list")
+        raise LessonError(tr("lessonfile.no_steps", where=where))
     parsed = tuple(_step(lid, s, k + 1, where) for k, s in enumerate(steps))
     ids = [s.id for s in parsed]
     repeated = sorted({i for i in ids if ids.count(i) > 1})
     if repeated:
-        raise LessonError(f"{where}: repeated step id(s) {', '.join(repeated)}")
+        raise LessonError(tr("lessonfile.repeated_ids", where=where, ids=", ".join(repeated)))
     return Lesson(lid, order, article, parsed, path)
 
 
@@ -246,7 +246,7 @@ def read_text(path: Path, max_bytes: int = MAX_BYTES) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise LessonError(f"{path.name}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        raise LessonError(tr("lessonfile.not_utf8", where=path.name, reason=exc.reason, start=exc.start)) from None
 
 
 def load(path: Path | str) -> Lesson:
@@ -275,8 +275,8 @@ def find(name: str, folder: Path = LESSONS_DIR) -> Step:
     if name in every:
         return every[name]
     close = difflib.get_close_matches(name, list(every), n=1, cutoff=0.0)
-    hint = f"; did you mean {close[0]}?" if close else ""
-    raise KeyError(f"no lesson step {name!r}{hint} (softmax-lab lessons lists them)")
+    hint = tr("lessonfile.did_you_mean", name=close[0]) if close else ""
+    raise KeyError(tr("lessonfile.no_step", name=name, hint=hint, command="softmax-lab lessons"))
 
 
 def complete(lesson: Lesson) -> bool:
@@ -354,8 +354,8 @@ def _texts(lesson: Lesson, lang: str, texts_dir: Path) -> dict[str, Any] | str:
     try:
         doc = json.loads(read_text(path, 4 * MAX_BYTES))
     except (LessonError, json.JSONDecodeError) as exc:
-        return f"{lang}/{path.name}: {exc}"
-    return doc if isinstance(doc, dict) else f"{lang}/{path.name}: not a JSON object"
+        return tr("error.where", where=f"{lang}/{path.name}", what=exc)
+    return doc if isinstance(doc, dict) else tr("lessonfile.texts_not_object", where=f"{lang}/{path.name}")
 
 
 def _validate_texts(lesson: Lesson, texts_dir: Path) -> list[str]:
@@ -369,10 +369,10 @@ def _validate_texts(lesson: Lesson, texts_dir: Path) -> list[str]:
         for key in wanted:
             value = table.get(key)
             if not isinstance(value, str) or not value.strip():
-                problems.append(f"{lang}: text {key!r} is missing or empty")
+                problems.append(tr("lessonfile.text_missing", lang=lang, name=key))
         extra = sorted(set(table) - set(wanted))
         if extra:
-            problems.append(f"{lang}: text key(s) no step uses: {', '.join(extra)}")
+            problems.append(tr("lessonfile.texts_unused", lang=lang, keys=", ".join(extra)))
     return problems
 
 
@@ -384,53 +384,54 @@ def _validate_step(step: Step) -> list[str]:
     try:
         spec = registry.get(step.view)
     except KeyError:
-        return [f"{where}: unknown view {step.view!r} (views: {', '.join(s.name for s in registry.VIEWS)})"]
+        views = ", ".join(s.name for s in registry.VIEWS)
+        return [tr("lessonfile.unknown_view", where=where, view=step.view, views=views)]
     problems = []
     params = spec.model.params()
     for name, value in step.params.items():
         if name not in params:
-            problems.append(f"{where}: the {step.view} view has no parameter {name!r}")
+            problems.append(tr("lessonfile.no_parameter", where=where, view=step.view, name=name))
             continue
         try:
             params[name].check(value)
         except (ValueError, TypeError, OverflowError) as exc:
-            problems.append(f"{where}: {exc}")
+            problems.append(tr("error.where", where=where, what=exc))
     if step.scores is not None:
         if step.labels is not None and len(step.labels) != len(step.scores):
-            problems.append(f"{where}: {len(step.labels)} labels for {len(step.scores)} scores")
+            problems.append(tr("lessonfile.labels_count", where=where, labels=len(step.labels),
+                               scores=len(step.scores)))
         try:
             ScoreRow().set_values(step.scores)
         except ValueError as exc:
-            problems.append(f"{where}: scores: {exc}")
+            problems.append(tr("lessonfile.scores", where=where, error=exc))
     elif step.labels is not None:
-        problems.append(f"{where}: labels without scores")
+        problems.append(tr("lessonfile.labels_without_scores", where=where))
     try:
         spec.model().check_extra_state(step.state)
     except (ValueError, TypeError) as exc:
-        problems.append(f"{where}: state: {exc}")
+        problems.append(tr("lessonfile.state", where=where, error=exc))
     tabs = tab_names(step.view)
     if step.tab is not None and step.tab not in tabs:
-        offered = ", ".join(tabs) if tabs else "none"
-        problems.append(f"{where}: the {step.view} view has no tab {step.tab!r} (tabs: {offered})")
+        offered = ", ".join(tabs) if tabs else tr("lessonfile.no_tabs")
+        problems.append(tr("lessonfile.no_tab", where=where, view=step.view, tab=step.tab, tabs=offered))
     q = step.question
     if q is not None and not (2 <= q.choices <= 4 and 1 <= q.answer <= q.choices):
-        problems.append(f"{where}: a question needs 2 to 4 choices and an answer among them "
-                        f"(choices {q.choices}, answer {q.answer})")
+        problems.append(tr("lessonfile.question_range", where=where, choices=q.choices, answer=q.answer))
     if problems or not step.checks:
         return problems
     lab = Lab()
     skipped = lab.restore(step_session(step, lab))
-    problems += [f"{where}: {line}" for line in skipped]
+    problems += [tr("error.where", where=where, what=line) for line in skipped]
     arrays = exported(lab.models[step.view], lab.scores)
     for i, check in enumerate(step.checks, 1):
         if check.array not in arrays:
-            problems.append(f"{where}: check {i}: the {step.view} view exports no array {check.array!r} "
-                            f"(arrays: {', '.join(arrays)})")
+            problems.append(tr("lessonfile.no_array", where=where, n=i, view=step.view, array=check.array,
+                               arrays=", ".join(arrays)))
             continue
         shape = arrays[check.array].shape
         if len(check.index) != len(shape) or not all(-n <= i < n for i, n in zip(check.index, shape, strict=False)):
-            problems.append(f"{where}: check {i}: index {list(check.index)} does not fit {check.array} "
-                            f"of shape {list(shape)}")
+            problems.append(tr("lessonfile.index_does_not_fit", where=where, n=i, index=list(check.index),
+                               array=check.array, shape=list(shape)))
     return problems
 
 
