@@ -28,6 +28,8 @@ from PySide6.QtCore import QObject, QPointF, QRect, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QGuiApplication, QPainter, QPalette, QPen
 from PySide6.QtWidgets import QApplication, QListWidget, QProxyStyle, QStyle, QToolTip
 
+from gui.model.texts import tr
+
 MODES = ("system", "light", "dark")
 
 
@@ -274,7 +276,7 @@ class ThemeManager(QObject):
 
     def set_mode(self, mode: str) -> None:
         if mode not in MODES:
-            raise ValueError(f"theme must be one of {', '.join(MODES)}, got {mode!r}")
+            raise ValueError(tr("error.theme.mode", modes=", ".join(MODES), mode=mode))
         self._mode = mode
         self._apply()
 

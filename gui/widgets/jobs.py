@@ -38,6 +38,8 @@ from typing import Any
 from PySide6.QtCore import QObject, QThreadPool, Signal
 from superqt.utils import create_worker
 
+from gui.model.texts import tr
+
 #: How long :meth:`Job.wait` and :meth:`Job.shutdown` wait for a worker by default (seconds).
 WAIT_S = 600.0
 
@@ -191,7 +193,7 @@ class Job(QObject):
         except _Cancelled:
             run.aborted = True
         except Exception as exc:  # noqa: BLE001 - reported through `failed`, never raised into Qt
-            run.error = f"{type(exc).__name__}: {exc}"
+            run.error = tr("error.job.unexpected", type=type(exc).__name__, message=exc)
         finally:
             run.done.set()
             self._done_from_worker.emit(run)
