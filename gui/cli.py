@@ -73,16 +73,17 @@ class WideHelpFormatter(argparse.HelpFormatter):
     def _split_lines(self, text: str, width: int) -> list[str]:
         if _width(text) == len(text):
             return super()._split_lines(text, width)
-        lines, line = [], ""
+        lines: list[list[str]] = [[]]
         for token in re.findall(r"\s+|[^\s\u2e80-\uffef]+|.", " ".join(text.split())):
-            if token.isspace():
-                line += " " if line else ""
-            elif line and _width(line + token) > width and token not in "，。、；：）？！":
-                lines.append(line.rstrip())
-                line = token
-            else:
-                line += token
-        return [*lines, line.rstrip()]
+            line = lines[-1]
+            if token.isspace() or _width("".join(line) + token) <= width or not line:
+                line.append(token)
+                continue
+            carried = [line.pop()] if token in "，。、；：）？！" and len(line) > 1 else []
+            while line and line[-1].isspace():
+                line.pop()
+            lines.append([*carried, token])
+        return ["".join(line).strip() for line in lines]
 
     def _fill_text(self, text: str, width: int, indent: str) -> str:
         if _width(text) == len(text):
@@ -128,6 +129,8 @@ def _all_params():
 def _describe(p) -> str:
     if p.kind == "path":
         return tr("cli.param.path")
+    if p.kind == "text":
+        return tr("cli.param.text", limit=int(p.maximum))
     if p.kind == "choice":
         return tr("cli.param.choice", choices=", ".join(p.choices), default=p.default)
     if p.kind == "int":
@@ -150,6 +153,8 @@ def _add_param_option(parser: argparse.ArgumentParser, name: str, owners) -> Non
         parser.add_argument(f"--{name}", choices=choices, default=None, help=help_text)
     elif kinds == {"path"}:
         parser.add_argument(f"--{name}", default=None, metavar="PATH", help=help_text)
+    elif kinds == {"text"}:
+        parser.add_argument(f"--{name}", default=None, metavar="TEXT", help=help_text)
     elif kinds == {"int"}:
         parser.add_argument(f"--{name}", type=int, default=None, metavar="N", help=help_text)
     else:  # each model rejects what does not fit it
