@@ -2,9 +2,11 @@
 
 A view model is a psygnal evented dataclass whose parameters are declared
 with :func:`param` (a float or integer with a range, optionally on a log
-scale) or :func:`choice` (one of a few names).  The window builds controls
-from that metadata, the session file saves it, and the headless CLI turns it
-into ``--name`` options, so a new parameter needs no code outside its model.
+scale), :func:`choice` (one of a few names), :func:`path_param` (a file to
+read) or :func:`text_param` (free text: a prompt, a model id).  The window
+builds controls from that metadata, the session file saves it, and the
+headless CLI turns it into ``--name`` options, so a new parameter needs no
+code outside its model.
 Fields declared without them are view-only state: not saved, not options.
 """
 
@@ -28,8 +30,10 @@ class Param:
     """Metadata for one parameter of a view model.
 
     ``kind`` is "float" (range, optional log scale), "int" (range),
-    "choice" (one of ``choices``) or "path" (a file to read; "" for none —
-    the model's own ``set_param`` does the reading and refuses bad files).
+    "choice" (one of ``choices``), "path" (a file to read; "" for none —
+    the model's own ``set_param`` does the reading and refuses bad files)
+    or "text" (any string of at most ``maximum`` characters: a prompt, a
+    model id; the view builds its own control for it).
     """
 
     name: str
@@ -49,6 +53,13 @@ class Param:
             if not isinstance(value, (str, os.PathLike)):
                 raise ValueError(tr("error.param.not_path", name=self.name, value=repr(value)))
             return os.fspath(value)
+        if self.kind == "text":
+            if not isinstance(value, str):
+                raise ValueError(tr("error.param.not_text", name=self.name, value=repr(value)[:60]))
+            if len(value) > self.maximum:
+                raise ValueError(tr("error.param.too_long", name=self.name, length=len(value),
+                                    limit=int(self.maximum)))
+            return value
         if self.kind == "choice":
             if value not in self.choices:
                 raise ValueError(tr("error.param.not_choice", name=self.name, choices=", ".join(self.choices),
@@ -89,6 +100,18 @@ def param(default: float, *, minimum: float, maximum: float, log: bool = False,
 def path_param() -> Any:
     """Declare a file-path field of a view model ("" means no file)."""
     return field(default="", metadata={"param": Param("", "", kind="path")})
+
+
+def text_param(default: str = "", *, max_length: int = 4096) -> Any:
+    """Declare a free-text field of a view model (a prompt, a model id or folder).
+
+    Any ``str`` of at most ``max_length`` characters (Chinese included);
+    saved in sessions and offered as ``--NAME TEXT`` by the command line.
+    Views build their own control for it (no slider or combo box fits).
+    """
+    if not isinstance(default, str) or len(default) > max_length:
+        raise ValueError(f"default {default!r} is not a text of at most {max_length} characters")
+    return field(default=default, metadata={"param": Param("", default, 0, max_length, kind="text")})
 
 
 def choice(default: str, choices: tuple[str, ...]) -> Any:
