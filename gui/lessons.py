@@ -16,7 +16,7 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSignalBlocker, Qt
 from PySide6.QtWidgets import (
     QDockWidget,
     QFrame,
@@ -37,14 +37,13 @@ from gui.lesson_card import StepCard, plain
 from gui.model import lessons as model
 from gui.model.session import SessionError
 from gui.model.texts import tr
+from gui.views.base import BaseView
 
 if TYPE_CHECKING:
     from gui.app import MainWindow
 
 #: The settings key that remembers the user closed the panel.
 CLOSED_KEY = "lessons/closed"
-#: Set while the panel holds the explanations folded: whether they were shown before.
-FOLDED_KEY = "lessons/explanation_was_shown"
 #: The panel's narrowest and first width.  The widest views take a 1260 px window with their
 #: explanation, so on a screen narrower than FOLD_BELOW the panel takes the explanations' room.
 MIN_WIDTH, FIRST_WIDTH = 200, 280
@@ -64,6 +63,8 @@ class LessonsDock(QDockWidget):
         self.lesson_id: str | None = None
         self.index = 0
         self._error = ""
+        self.holding = False  # the views' explanations are folded to give the panel room
+        self._watched = None  # the View > Show Explanation action whose toggles end that
 
         self.pages = QStackedWidget()
         self.pages.addWidget(self._list_page())
@@ -72,6 +73,7 @@ class LessonsDock(QDockWidget):
         self.setWidget(self.pages)
         window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self)
         window.resizeDocks([self], [FIRST_WIDTH], Qt.Orientation.Horizontal)
+        window.stack.widgetAdded.connect(self._view_added)
         self.retranslate()
         shown = not window.settings.value(CLOSED_KEY, False, type=bool)
         self.setVisible(shown)
@@ -222,23 +224,49 @@ class LessonsDock(QDockWidget):
         super().closeEvent(event)
         self._give_room()
 
+    # -- room: on a narrow screen the card takes the place of the views' explanations ---------------
     def _take_room(self) -> None:
-        """On a narrow screen, fold the views' explanations while the panel is open (the card
-        takes their place); closing the panel gives them back as they were."""
+        """Hold every view's explanation folded while the panel is open on a narrow screen.
+
+        The user's saved choice is not touched: closing the panel shows them
+        again as that choice says, and unfolding one (its button or View >
+        Show Explanation) ends the hold at once.
+        """
         w = self.window_
-        if screen_fit.available_at().width() >= FOLD_BELOW or w.settings.contains(FOLDED_KEY):
+        if self.holding or not w.explanation_shown or screen_fit.available_at().width() >= FOLD_BELOW:
             return
-        w.settings.setValue(FOLDED_KEY, w.explanation_shown)
-        if w.explanation_shown:
-            w.set_explanation_shown(False)
+        self.holding = True
+        for view in w.views.values():
+            view.set_explanation_shown(False)
+        self._sync_explanation_action()
 
     def _give_room(self) -> None:
+        if not self.holding:
+            return
+        self.holding = False
         w = self.window_
-        if w.settings.contains(FOLDED_KEY):
-            was_shown = w.settings.value(FOLDED_KEY, True, type=bool)
-            w.settings.remove(FOLDED_KEY)
-            if was_shown and not w.explanation_shown:
-                w.set_explanation_shown(True)
+        for view in w.views.values():
+            view.set_explanation_shown(w.explanation_shown)
+        self._sync_explanation_action()
+
+    def _view_added(self, index: int) -> None:
+        view = self.window_.stack.widget(index)
+        if self.holding and isinstance(view, BaseView):  # built later, or again after a language switch
+            view.set_explanation_shown(False)
+
+    def _sync_explanation_action(self) -> None:
+        action = getattr(self.window_, "actions_by_key", {}).get("action.explanation")
+        if action is None:
+            return
+        with QSignalBlocker(action):
+            action.setChecked(self.window_.explanation_shown and not self.holding)
+        if action is not self._watched:  # the menus are rebuilt by a language switch
+            self._watched = action
+            action.toggled.connect(self._explanation_toggled)
+
+    def _explanation_toggled(self, shown: bool) -> None:
+        if shown:
+            self.holding = False  # the user asked for the explanations: they win
 
     def retranslate(self) -> None:
         """Read every text the panel shows again (after a language switch)."""
@@ -262,6 +290,7 @@ class LessonsDock(QDockWidget):
         self._sync_summary()
         if self.step is not None:
             self._sync_card(keep_answer=True)
+        self._sync_explanation_action()
 
     def _sync_summary(self) -> None:
         item = self.list.currentItem()

@@ -26,6 +26,8 @@ from gui.widgets.score_table import ScoreEditor
 from gui.widgets.scroll_column import ScrollColumn
 
 REDRAW_MS = 16  # about 60 Hz
+#: The first split between a view's plots and its explanation (a ratio: the splitter scales it).
+SPLIT = (1000, 300)
 #: Readouts whose value is the app's own rich-text formula (e<sup>Δ/T</sup>) and never holds a label.
 RICH_READOUTS = frozenset({"readout.ratio"})
 
@@ -67,7 +69,7 @@ class BaseView(QWidget):
         splitter.addWidget(self.explanation)
         splitter.setStretchFactor(0, 4)
         splitter.setStretchFactor(1, 1)
-        splitter.setSizes([1000, 300])
+        splitter.setSizes(list(SPLIT))
         splitter.setChildrenCollapsible(False)
         self._explanation_sizes: list[int] | None = None
         lay = QVBoxLayout(self)
@@ -147,7 +149,8 @@ class BaseView(QWidget):
             self.explanation.set_shown(shown)  # a click may have left the button out of step
             return
         if not shown:
-            self._explanation_sizes = self.splitter.sizes()
+            # sizes from before the view was ever laid out mean nothing: unfold to the first split
+            self._explanation_sizes = self.splitter.sizes() if self.splitter.isVisible() else list(SPLIT)
         self.explanation.set_shown(shown)
         if shown and self._explanation_sizes:
             self.splitter.setSizes(self._explanation_sizes)

@@ -12,6 +12,7 @@ def shown_window(qapp, tmp_path_factory):
     from gui.app import MainWindow
 
     w = MainWindow(settings_dir=tmp_path_factory.mktemp("images-config"), restore=False)
+    w.lessons.close()  # approved without the Lessons panel beside the view
     w.set_theme("light")
     w.resize(1280, 800)
     w.show()

@@ -234,9 +234,12 @@ def test_first_launch_shows_the_panel_and_a_dismissal_is_remembered(qtbot, tmp_p
     assert panel.isVisible() and panel.pages.currentIndex() == 0
     assert w.dockWidgetArea(panel) == Qt.DockWidgetArea.RightDockWidgetArea
     assert panel.list.count() >= 1 and panel.list.item(0).text() == DEMOS.title
-    assert not w.explanation_shown  # a laptop screen: the card takes the explanations' room
+    # a laptop screen: the card takes the explanations' room, without changing the user's choice
+    explanation = w.actions_by_key["action.explanation"]
+    calc = w.show_view("calculator")
+    assert not calc.explanation_shown and not explanation.isChecked() and w.explanation_shown
     panel.close()  # the panel's close button
-    assert not panel.isVisible() and w.explanation_shown  # given back as it was
+    assert not panel.isVisible() and calc.explanation_shown and explanation.isChecked()
     assert w.settings.value(lessons.CLOSED_KEY, type=bool) is True
     w.close()
 
@@ -252,10 +255,23 @@ def test_first_launch_shows_the_panel_and_a_dismissal_is_remembered(qtbot, tmp_p
     again.close()
 
 
+def test_unfolding_an_explanation_ends_the_hold(qtbot, tmp_path, monkeypatch):
+    monkeypatch.setattr(screen_fit, "available_at", lambda point=None: QRect(0, 0, 1366, 736))
+    w = MainWindow(settings_dir=tmp_path / "cfg", restore=False)
+    qtbot.addWidget(w)
+    w.show()
+    calc = w.show_view("calculator")
+    assert not calc.explanation_shown
+    calc.explanation.button.click()  # the user opens it: every view shows it, and views built later too
+    assert calc.explanation_shown and w.actions_by_key["action.explanation"].isChecked()
+    assert w.show_view("gradients").explanation_shown
+    w.close()
+
+
 def test_a_wide_screen_keeps_the_explanations(qtbot, tmp_path, monkeypatch):
     monkeypatch.setattr(screen_fit, "available_at", lambda point=None: QRect(0, 0, 2560, 1400))
     w = MainWindow(settings_dir=tmp_path / "cfg", restore=False)
     qtbot.addWidget(w)
     w.show()
-    assert w.lessons.isVisible() and w.explanation_shown
+    assert w.lessons.isVisible() and w.show_view("calculator").explanation_shown
     w.close()

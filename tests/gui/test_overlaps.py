@@ -312,6 +312,7 @@ def window(qtbot, tmp_path):
     from gui.app import MainWindow
 
     w = MainWindow(settings_dir=str(tmp_path), restore=False)
+    w.lessons.close()  # the plain layout: the Lessons panel is tested in test_lessons.py
     qtbot.addWidget(w)
     w.resize(1280, 800)
     w.show()
