@@ -26,6 +26,9 @@ _chi_square    Pearson's chi-square test and its p-value (chi2_sf)
 _curves        temperature curves, the synthetic Zipf vocabulary, top_indices
 _checks        shared argument checks, check_temperature, Cancelled (private helpers)
 _rows          shared row helpers: dtype policy, the max shift (private helpers)
+_variants      soft-capping, softmax_one and sinks, SSMax and log-n scaling, ALiBi
+_variants_attention  sigmoid attention, QK-norm
+_variants_speculative  speculative decoding's accept/resample rule
 backends       NumPy / CuPy dispatch (public subpackage): the public functions
                accept CuPy arrays and fall back to NumPy, saying why
 
@@ -167,6 +170,26 @@ from compute._steps import (
     softmax_over_temperatures,
     softmax_steps,
 )
+from compute._variants import (
+    alibi_bias,
+    alibi_slopes,
+    logn_scale,
+    logn_softmax,
+    sink_tokens_softmax,
+    sink_window_mask,
+    softcap,
+    softcap_grad,
+    softmax_one,
+    softmax_with_sink,
+    ssmax,
+)
+from compute._variants_attention import QK_NORMS, qk_norm, sigmoid_attention
+from compute._variants_speculative import (
+    SpeculativeAccept,
+    SpeculativeDraws,
+    speculative_accept,
+    speculative_sample,
+)
 from compute.backends import (
     active,
     add_fallback_listener,
@@ -181,6 +204,8 @@ from compute.backends import (
 __all__ = [
     "active",
     "add_fallback_listener",
+    "alibi_bias",
+    "alibi_slopes",
     "attention",
     "attention_memory",
     "attention_parts",
@@ -213,6 +238,8 @@ __all__ = [
     "gumbel_softmax",
     "hardmax",
     "linear_normalize",
+    "logn_scale",
+    "logn_softmax",
     "log_softmax",
     "logsumexp",
     "lowest_finite",
@@ -234,6 +261,8 @@ __all__ = [
     "PRECISION_DTYPES",
     "precision_info",
     "PrecisionInfo",
+    "qk_norm",
+    "QK_NORMS",
     "refresh",
     "remove_fallback_listener",
     "renormalize_in",
@@ -243,19 +272,31 @@ __all__ = [
     "set_backend",
     "shifted_linear_normalize",
     "sigmoid",
+    "sigmoid_attention",
+    "sink_tokens_softmax",
+    "sink_window_mask",
     "smooth_max",
     "smooth_max_curve",
     "smooth_min",
     "smooth_min_curve",
     "smoothed_target",
+    "softcap",
+    "softcap_grad",
     "softmax",
     "softmax_in",
     "softmax_jacobian",
     "SOFTMAX_METHODS",
+    "softmax_one",
     "softmax_over_temperatures",
     "softmax_steps",
     "SoftmaxSteps",
+    "softmax_with_sink",
     "sparsemax",
+    "speculative_accept",
+    "SpeculativeAccept",
+    "SpeculativeDraws",
+    "speculative_sample",
+    "ssmax",
     "STAGE_KEPT",
     "STAGE_MASKED",
     "STAGE_MIN_P",

@@ -1,0 +1,147 @@
+"""Speculative decoding's accept/resample rule (Leviathan et al. 2023; Chen et al. 2023).
+
+A cheap draft model proposes a token ``x ~ q``; the target model, whose
+distribution is ``p``, accepts it with probability ``min(1, p(x) / q(x))``
+and otherwise draws a replacement from the residual
+``norm(max(0, p - q))``.  The tokens that come out follow ``p`` exactly,
+and a proposal is accepted with probability ``sum_x min(p(x), q(x))``.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from compute._checks import _check_count, _check_seed
+from compute._rows import FloatArray, IntArray, _as_float_array, _refuse_masked
+
+__all__ = ["speculative_accept", "speculative_sample", "SpeculativeAccept", "SpeculativeDraws"]
+
+#: How far from 1 a distribution's sum may be.
+SUM_TOLERANCE = 1e-6
+
+
+class SpeculativeAccept(NamedTuple):
+    """What :func:`speculative_accept` returns."""
+
+    rate: float  # sum_x min(p, q): the chance that a proposal is accepted
+    accept: FloatArray  # min(1, p/q) per token (1 where q = 0: never proposed)
+    residual: FloatArray  # norm(max(0, p - q)): where a rejected proposal is redrawn from
+
+
+class SpeculativeDraws(NamedTuple):
+    """What :func:`speculative_sample` returns: counts per token over ``n`` steps."""
+
+    counts: IntArray  # tokens that came out (accepted or redrawn); follows p
+    accepted: IntArray  # of those, the accepted proposals
+    proposed: IntArray  # the draft's proposals; follows q
+    rejected: int  # proposals rejected (and redrawn from the residual)
+
+
+def _distribution(x: ArrayLike, name: str) -> NDArray[np.float64]:
+    _refuse_masked(x, name)
+    a = _as_float_array(x).astype(np.float64)
+    if a.ndim != 1 or a.size == 0:
+        raise ValueError(f"{name} must be one non-empty row of probabilities, got shape {a.shape}")
+    if not np.all(np.isfinite(a)) or np.any(a < 0):
+        raise ValueError(f"{name} must hold finite probabilities >= 0")
+    total = float(a.sum())
+    if abs(total - 1.0) > SUM_TOLERANCE:
+        raise ValueError(f"{name} must sum to 1, got {total:.9g}")
+    return a
+
+
+def _pair(p: ArrayLike, q: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    pa, qa = _distribution(p, "p"), _distribution(q, "q")
+    if pa.shape != qa.shape:
+        raise ValueError(f"p and q must have the same length, got {pa.size} and {qa.size}")
+    return pa, qa
+
+
+def speculative_accept(p: ArrayLike, q: ArrayLike) -> SpeculativeAccept:
+    """The acceptance rule of speculative decoding for a target ``p`` and a draft ``q``.
+
+    Parameters
+    ----------
+    p, q
+        1-D probabilities over the same vocabulary, each summing to 1
+        (within 1e-6).
+
+    Returns
+    -------
+    SpeculativeAccept
+        ``rate`` = ``sum min(p, q)`` (1 - total variation distance);
+        ``accept`` = ``min(1, p / q)`` per token, 1 where ``q = 0`` (the
+        draft never proposes it); ``residual`` = ``max(0, p - q)``
+        normalised, all zeros when ``p <= q`` everywhere (then nothing is
+        ever rejected).
+
+    Raises
+    ------
+    ValueError
+        not 1-D, empty, different lengths, negative or non-finite entries,
+        a sum other than 1.
+
+    Examples
+    --------
+    >>> import compute
+    >>> r = compute.speculative_accept([0.5, 0.5, 0.0], [0.25, 0.5, 0.25])
+    >>> r.rate, r.accept, r.residual
+    (0.75, array([1., 1., 0.]), array([1., 0., 0.]))
+    """
+    pa, qa = _pair(p, q)
+    rate = float(np.minimum(pa, qa).sum())
+    with np.errstate(all="ignore"):  # p/q overflows for a tiny q: min(1, inf) = 1
+        accept = np.where(qa > 0, np.minimum(1.0, pa / qa), 1.0)
+    rest = np.maximum(0.0, pa - qa)
+    total = rest.sum()
+    residual = rest / total if total > 0 else np.zeros_like(rest)
+    return SpeculativeAccept(min(rate, 1.0), accept, residual)
+
+
+def speculative_sample(p: ArrayLike, q: ArrayLike, n: int, seed: int) -> SpeculativeDraws:
+    """Run the accept/resample rule ``n`` times (seeded); the counts follow ``p`` exactly.
+
+    Each step proposes ``x ~ q``, accepts it with probability
+    ``min(1, p(x) / q(x))`` and otherwise redraws from the residual.  The
+    ``n`` steps are independent, so they are drawn per token: the
+    proposals as one multinomial over ``q``, the accepted ones among each
+    token's proposals as a binomial, the replacements as one multinomial
+    over the residual (the same distribution as stepping one by one).  If
+    rounding leaves rejections but no residual mass (``p`` and ``q`` equal
+    to rounding), the replacements are drawn from ``p``.
+
+    Parameters
+    ----------
+    p, q
+        as for :func:`speculative_accept`.
+    n
+        number of steps, an integer ``>= 0``.
+    seed
+        integer ``>= 0``: ``np.random.default_rng(seed)``.
+
+    Returns
+    -------
+    SpeculativeDraws
+        int64 ``counts``, ``accepted`` and ``proposed`` per token and the
+        number ``rejected``; ``counts.sum() == proposed.sum() == n``.
+
+    Examples
+    --------
+    >>> import compute
+    >>> d = compute.speculative_sample([0.5, 0.5], [0.9, 0.1], 100_000, seed=0)
+    >>> (d.counts / 100_000).round(2), round(d.rejected / 100_000, 2)
+    (array([0.5, 0.5]), 0.4)
+    """
+    pa, qa = _pair(p, q)
+    n = _check_count(n, "n", 0)
+    rng = np.random.default_rng(_check_seed(seed))
+    rule = speculative_accept(pa, qa)
+    proposed = rng.multinomial(n, qa / qa.sum()).astype(np.int64)
+    accepted = rng.binomial(proposed, rule.accept).astype(np.int64)
+    rejected = int(n - accepted.sum())
+    redraw = rule.residual if rule.residual.sum() > 0 else pa / pa.sum()
+    redrawn = rng.multinomial(rejected, redraw).astype(np.int64) if rejected else np.zeros_like(accepted)
+    return SpeculativeDraws(accepted + redrawn, accepted, proposed, rejected)
