@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -50,20 +51,33 @@ class CoreInputs:
     loaded: LoadedArrays | None
     file_path: str = ""
     tables: TableArrays | None = None
+    #: the model source: the real model's attention shown (an llm.AttentionResult), and the layer (1-based)
+    llm: Any = None
+    layer: int = 1
+
+    @property
+    def real(self) -> bool:
+        """Whether the core is a real model's layer (the model source, with a result to show)."""
+        return self.source == "model" and self.llm is not None
 
     @property
     def key(self) -> tuple:
-        """Equal keys mean equal cores (a loaded file and the tables are compared by identity)."""
+        """Equal keys mean equal cores (a loaded file, the tables and a model's result by identity)."""
         return (self.source, self.n, self.d_k, self.heads, self.seed, self.scaling, self.temperature,
                 self.causal, self.padding, self.sentence if self.source == "sentence" else None,
                 id(self.loaded) if self.source == "file" else None,
-                id(self.tables) if self.source == "tables" else None)
+                id(self.tables) if self.source == "tables" else None,
+                (id(self.llm), self.layer) if self.real else None)
 
     def table_arrays(self) -> TableArrays:
         return self.tables if self.tables is not None else default_tables(None, None, None, self.d_k, self.seed)
 
     def shape(self) -> tuple[int, int, int, int, int]:
         """(heads, n_q, n_k, d_k, d_v)."""
+        if self.real:
+            a = self.llm
+            d = int(a.q.shape[-1]) if a.q is not None else 0
+            return a.n_heads, a.n_tokens, a.n_tokens, d, d
         if self.source == "file" and self.loaded is not None:
             h, n_q, d = self.loaded.q.shape
             return h, n_q, self.loaded.k.shape[1], d, self.loaded.v.shape[2]
@@ -110,6 +124,9 @@ class AttentionCore:
     std_raw: float
     std_scaled: float
     note: str
+    #: the model source: the layer shown (0-based) and the whole llm.AttentionResult (None otherwise)
+    layer: int = 0
+    real: Any = None
 
     @property
     def heads(self) -> int:
@@ -166,7 +183,7 @@ def _inputs(inp: CoreInputs):
         tokens = tokens_of(inp.sentence)
         labels = distinct_labels(tokens)
         return (*sentence_qkv(tokens, inp.d_k, inp.heads, inp.seed), None, (labels, labels), "")
-    note = tr("attention.note.no_file") if inp.source == "file" else ""
+    note = {"file": tr("attention.note.no_file"), "model": tr("models.attention.note.no_model")}.get(inp.source, "")
     labels = tuple(str(i + 1) for i in range(inp.n))
     return (*random_qkv(inp.n, inp.d_k, inp.heads, inp.seed), None, (labels, labels), note)
 
@@ -178,6 +195,10 @@ def compute_core(inp: CoreInputs) -> AttentionCore:
     and the output are ``compute.attention``'s bit for bit, the raw and the
     scaled score matrices ``compute.attention_scores``'.
     """
+    if inp.real:
+        from gui.model.attention.real import model_core
+
+        return model_core(inp)
     q, k, v, file_mask, (q_labels, k_labels), note = _inputs(inp)
     h, n_q, n_k = q.shape[0], q.shape[1], k.shape[1]
     m = min(inp.padding, n_k)

@@ -14,6 +14,11 @@ Parameters (controls, ``--NAME`` options, session entries)
     heads (the view draws a grid of them; the bars, the steps and the export
     use head 1).  With the file source ``n``, ``d_k`` and ``heads`` come from
     the file, with the tables source from the tables (:meth:`applies`).
+    The model source (``source`` "model") runs the real model ``model`` (a
+    folder or a Hugging Face id) on ``prompt`` and shows layer ``layer`` of
+    it (1-based, clamped); its own heads, tokens, scale and mask replace n,
+    heads, d_k, the scaling and the masks, and ``head`` 0 shows every layer
+    and head (see :class:`gui.model.attention.real.ModelSourceState`).
 
 Plain fields (not parameters)
     ``sentence`` and ``tables`` (saved in sessions, see :meth:`extra_state`),
@@ -31,6 +36,7 @@ import numpy as np
 from psygnal import evented
 
 import compute
+from gui.model import llm
 from gui.model.attention import sources
 from gui.model.attention.core import (
     SWEEP_COLUMNS,
@@ -54,8 +60,10 @@ from gui.model.attention.sources import (
     gib_text,
     load_arrays,
 )
-from gui.model.base import ExportArray, ViewModel, choice, drain, param, path_param
+from gui.model.attention.real import ModelSourceState, scaling_name
+from gui.model.base import ExportArray, ViewModel, choice, drain, param, path_param, text_param
 from gui.model.calculator import STEP_COLUMNS
+from gui.model.llm_source import MAX_MODEL_TEXT, MAX_PROMPT_TEXT, ModelSource
 from gui.model.scores import ScoreRow
 from gui.model.texts import tr
 
@@ -77,7 +85,7 @@ def needs_worker(inputs: CoreInputs) -> bool:
 
 @evented
 @dataclass
-class AttentionModel(ViewModel):
+class AttentionModel(ModelSourceState, ViewModel):
     name: ClassVar[str] = "attention"
     source: str = choice("random", SOURCES)
     n: int = param(8, minimum=2, maximum=MAX_N, integer=True, control="spin")
@@ -88,10 +96,15 @@ class AttentionModel(ViewModel):
     temperature: float = param(1.0, minimum=0.01, maximum=100.0, log=True)
     causal: str = choice("off", SWITCH)
     padding: int = param(0, minimum=0, maximum=MAX_N - 1, integer=True, control="spin")
-    head: int = param(1, minimum=0, maximum=MAX_HEADS, integer=True, control="spin")  # 0: all heads (a grid)
+    head: int = param(1, minimum=0, maximum=max(MAX_HEADS, llm.MAX_HEADS), integer=True,
+                      control="spin")  # 0: all heads (a grid)
+    layer: int = param(1, minimum=1, maximum=llm.MAX_LAYERS, integer=True, control="spin")  # the model source
     query: int = param(1, minimum=1, maximum=MAX_N, integer=True, control="spin")
     #: a .npz/.npy to load (``--file`` on the command line, saved in sessions)
     file: str = path_param()
+    #: the model source's model (a folder or a Hugging Face id) and prompt
+    model: str = text_param("", max_length=MAX_MODEL_TEXT)
+    prompt: str = text_param(DEFAULT_SENTENCE, max_length=MAX_PROMPT_TEXT)
     # not parameters
     sentence: str = DEFAULT_SENTENCE
     file_path: str = ""
@@ -103,6 +116,7 @@ class AttentionModel(ViewModel):
         self._core_inputs: CoreInputs | None = None
         self._sweep: dict | None = None
         self._sweep_inputs: SweepInputs | None = None
+        self.llm = ModelSource(llm.attention_steps)  # the model source's runs (not a field: not evented)
         # the tables start from what is shown at the moment of the switch: this runs before
         # any view's callbacks (it is connected first), so before a redraw computes the new source
         self.events.source.connect(self._source_changed)
@@ -114,6 +128,9 @@ class AttentionModel(ViewModel):
     # -- which parameters apply ------------------------------------------------------
     def applies(self, name: str) -> bool:
         """n, heads, d_k and the seed come from a loaded file or the tables; T only with the custom scale."""
+        real = self.model_applies(name)
+        if real is not None:
+            return real
         fixed = (self.source == "file" and self.loaded is not None) or self.source == "tables"
         if name == "n":
             return self.source == "random" or (self.source == "file" and self.loaded is None)
@@ -126,6 +143,8 @@ class AttentionModel(ViewModel):
     def value_in_use(self, name: str) -> Any:
         """n, heads and d_k of the data shown (a sentence's token count, a file's or the tables' sizes);
         no seed for a file or the tables; T = 1/scale (√d_k with the standard scale, 1 with none)."""
+        if name == "layer" or (self.source == "model" and name in self.MODEL_FIXED):
+            return self.model_value_in_use(name)
         if name not in ("n", "heads", "d_k", "seed", "temperature"):
             return super().value_in_use(name)
         heads, _, n_k, d, _ = self.shape()
@@ -144,7 +163,8 @@ class AttentionModel(ViewModel):
             source=get("source"), n=get("n"), d_k=get("d_k"), heads=get("heads"), seed=get("seed"),
             scaling=get("scaling"), temperature=get("temperature"), causal=get("causal"),
             padding=get("padding"), sentence=self.sentence, loaded=self.loaded, file_path=self.file_path,
-            tables=self.tables)
+            tables=self.tables, llm=self.llm_shown if get("source") == "model" else None,
+            layer=get("layer"))
 
     def shape(self, **override: Any) -> tuple[int, int, int, int, int]:
         """(heads, n_q, n_k, d_k, d_v) of the current source, with parameters overridden."""
@@ -166,6 +186,7 @@ class AttentionModel(ViewModel):
         """As ViewModel.set_param, but a size the machine cannot hold is refused (state kept),
         and setting ``file`` loads it (a bad file raises LoadError and changes nothing)."""
         spec = self.params().get(name)
+        self.check_model_param(name, value)
         if name == "file":
             path = spec.check(value)
             if path:
@@ -210,7 +231,8 @@ class AttentionModel(ViewModel):
         self.loaded, self.file_path, self.sentence = inputs.loaded, inputs.file_path, inputs.sentence
         self.file = inputs.file_path
         self.tables = inputs.tables
-        for name in ("source", "n", "d_k", "heads", "seed", "scaling", "temperature", "causal", "padding"):
+        for name in ("source", "n", "d_k", "heads", "seed", "scaling", "temperature", "causal", "padding",
+                     "layer"):
             if getattr(self, name) != getattr(inputs, name):
                 setattr(self, name, getattr(inputs, name))
 
@@ -272,8 +294,9 @@ class AttentionModel(ViewModel):
         head = min(max(self.head, 1), core.heads) - 1
         query = min(self.query, core.n_q) - 1
         row = np.where(core.allowed[head, query], core.scores[head, query], -np.inf)
+        scaling = self.scaling if core.real is None else scaling_name(core.real, core.layer)
         return AttentionResult(core, head, query, compute.softmax_steps(row), all_heads=self.head == 0,
-                               scaling=self.scaling)
+                               scaling=scaling)
 
     # -- the d_k sweep ----------------------------------------------------------------------
     def sweep_inputs(self) -> SweepInputs:
@@ -332,8 +355,11 @@ class AttentionModel(ViewModel):
     def arrays(self, scores: ScoreRow | None = None) -> dict[str, ExportArray]:
         """Full-resolution 2-D arrays of the shown head (the .npz and one CSV each), and the d_k sweep.
 
-        With ``head`` 0 (all heads) these are head 1's arrays.
+        With ``head`` 0 (all heads) these are head 1's arrays.  With the model
+        source also the model's weights of every layer and head, its tokens and
+        the recomputation's largest difference per layer (:meth:`model_arrays`).
         """
+        self.ensure_model_result()  # the model source runs its model here when it has not yet (headless)
         r = self.result(scores)
         c, h = r.core, r.head
         d_cols = tuple(f"d{i + 1}" for i in range(c.q.shape[2]))
@@ -356,6 +382,7 @@ class AttentionModel(ViewModel):
                 ("head", "heads", "n_q", "n_k", "d_k", "scale", "query", "std_raw", "std_scaled", "memory_bytes"),
             ),
             "dk_sweep": ExportArray(sweep_table(self.sweep_now()), SWEEP_COLUMNS),
+            **self.model_arrays(r),
         }
 
 

@@ -6,6 +6,7 @@ embedding seeded by the CRC-32 of its text (the same token always gets the
 same vector, across runs and machines), and seeded random projections W_q,
 W_k, W_v per head turn the embeddings into Q, K, V.
 ``tables``: editable Q, K, V of at most 16 tokens and d <= 16 (one head).
+``model``: a real model's attention on a prompt (see ``real`` and gui.model.llm).
 ``file``: arrays from a ``.npz`` (``q``, ``k``, ``v``, optionally a boolean
 ``mask``) or a ``.npy`` holding a (3, [heads,] n, d) stack; see
 :func:`load_arrays`.  Never unpickled; at most MAX_HEADS heads, MAX_N
@@ -24,7 +25,7 @@ import compute
 from gui.model.npfile import LoadError, open_numpy
 from gui.model.texts import tr
 
-SOURCES = ("random", "sentence", "file", "tables")
+SOURCES = ("random", "sentence", "file", "tables", "model")
 #: The tables source holds at most this many tokens and this d (d_v).
 MAX_TABLE = 16
 DEFAULT_SENTENCE = "the cat sat on the mat because it was tired"

@@ -9,6 +9,7 @@ import compute
 from gui.format import fmt
 from gui.model.attention import AttentionResult
 from gui.model.texts import tr
+from gui.views.attention.overview import ModelOverview
 from gui.views.attention.plots import HeadsGrid, HistogramPlot, SweepPlot
 from gui.widgets.heatmap import WORDS_ACROSS, PooledHeatmap
 from gui.widgets.plot import BarChart
@@ -17,7 +18,8 @@ from gui.widgets.ticks import label_ticks
 
 
 class WeightsPanel(QStackedWidget):
-    """The weight matrix of the shown head, or (head 0) every head in a grid of small tiles."""
+    """The weight matrix of the shown head, or (head 0) every head in a grid of small tiles
+    (with a real model: every layer and head, :class:`ModelOverview`)."""
 
     def __init__(self):
         super().__init__()
@@ -25,16 +27,24 @@ class WeightsPanel(QStackedWidget):
         self.heatmap = PooledHeatmap(tr("attention.weights.title"), diverging=False, annotate=True,
                                      value_name=tr("attention.weights.value"))
         self.grid = HeadsGrid()
+        self.overview = ModelOverview()
         self.addWidget(self.heatmap)
         self.addWidget(self.grid)
+        self.addWidget(self.overview)
 
     def show(self, r: AttentionResult) -> None:  # noqa: A003 - the panels' one method
         c, h = r.core, r.head
         self.heatmap.show_matrix(c.weights[h], c.q_labels, c.k_labels, masked=~c.allowed[h],
                                  auto_levels=self.auto_levels)
         self.heatmap.set_row(r.query)
-        self.heatmap.set_title(tr("attention.weights.title_head", head=h + 1, heads=c.heads))
-        if r.all_heads:
+        if c.real is not None:
+            self.heatmap.set_title(tr("models.attention.weights.title", layer=c.layer + 1, head=h + 1, heads=c.heads))
+        else:
+            self.heatmap.set_title(tr("attention.weights.title_head", head=h + 1, heads=c.heads))
+        if r.all_heads and c.real is not None:
+            self.overview.show_weights(c.real.weights, c.real.mask[:, None], auto_levels=self.auto_levels)
+            self.setCurrentWidget(self.overview)
+        elif r.all_heads:
             self.grid.show_heads(c.weights, c.allowed, c.q_labels, c.k_labels, query=r.query,
                                  auto_levels=self.auto_levels)
             self.setCurrentWidget(self.grid)

@@ -213,5 +213,8 @@ class SweepPlot(Plot):
         top = float(max(np.max(sweep["std_qk"]), np.max(sweep["sqrt_dk"])))
         self.right.setYRange(top * SWEEP_Y[0], top * SWEEP_Y[1], padding=0)  # 0 and top in line with the left's 0 and 1
 
-    def mark(self, d_k: int) -> None:
-        self.now_line.setValue(math.log10(d_k))
+    def mark(self, d_k: int | None) -> None:
+        """Mark the d_k shown (None: there is none, e.g. a real model whose q and k were not captured)."""
+        self.now_line.setVisible(bool(d_k))
+        if d_k:
+            self.now_line.setValue(math.log10(d_k))

@@ -26,19 +26,22 @@ from PySide6.QtWidgets import (
 
 from gui import theme as themes
 from gui.binding import connect_while_alive
+from gui.export.atomic import ExportError
+from gui.model import llm
 from gui.model.attention import AttentionModel, sweep_steps
 from gui.model.attention import core as attention_core
 from gui.model.texts import tr
 from gui.qt import pg
 from gui.views.attention.panels import OutputPanel, Readouts, RowPanel, ScoresPanel, SweepPanel, WeightsPanel
 from gui.views.attention.plots import MAX_TILES
+from gui.views.attention.real import RECOMPUTE, ModelPart
 from gui.views.attention.tables import QkvTables
 from gui.views.base import BaseView
 from gui.widgets.file_strip import FileDrops, FileStrip
 from gui.widgets.sliders import param_control, param_form
 
 SWEEP_DELAY_MS = 150
-SPINS = ("n", "heads", "seed", "padding", "head", "query")
+SPINS = ("n", "heads", "seed", "padding", "head", "layer", "query")
 
 
 def _core_job(inputs):
@@ -87,7 +90,8 @@ class AttentionView(FileDrops, BaseView):
         self.auto_box = QCheckBox(tr("attention.auto_levels"))
         self.auto_box.setToolTip(tr("attention.auto_levels.tooltip"))
         self.auto_box.toggled.connect(self._auto_toggled)
-        readouts = self.readout_box(Readouts.KEYS)
+        readouts = self.readout_box(Readouts.KEYS + (RECOMPUTE,))
+        self._form, self._readout_form = form_box.layout(), readouts.layout()
         self.note = QLabel()
         self.note.setWordWrap(True)
         self.note.setObjectName("attention.note")
@@ -111,6 +115,10 @@ class AttentionView(FileDrops, BaseView):
         for heatmap in (self.weights, self.scores_map, self.output_map):
             heatmap.cellClicked.connect(lambda i, _j: self._row_clicked(i))
         self.heads_grid.rowClicked.connect(self._head_clicked)
+        self.model_grid = self.weights_panel.overview
+        self.model_grid.cellClicked.connect(self._model_cell_clicked)
+        self.real = ModelPart(self)  # the model source: strip, job, overview button, recomputation readout
+        self.model_strip = self.real.strip
 
         # -- the background jobs ------------------------------------------------------------------
         self.core_job = self.add_job(_core_job)
@@ -145,7 +153,8 @@ class AttentionView(FileDrops, BaseView):
         top = QWidget()  # the first control stretches: the source and data block
         tv = QVBoxLayout(top)
         tv.setContentsMargins(0, 0, 0, 0)
-        for w in (self.source, self.sentence, self.file_strip, self.tables_tabs, form_box, self.d_k,
+        for w in (self.source, self.sentence, self.file_strip, self.tables_tabs, self.real.strip, form_box,
+                  self.real.overview, self.d_k,
                   self.scaling, self.temperature, _row(self.causal, self.auto_box, stretch=True)):
             tv.addWidget(w)
         tv.addStretch(1)
@@ -198,6 +207,10 @@ class AttentionView(FileDrops, BaseView):
         query = min(row + 1, int(self.model.params()["query"].maximum))
         self.model.update_from_dict({"query": query, "head": head + 1})
 
+    def _model_cell_clicked(self, layer: int, head: int) -> None:
+        """A click in the model's overview: that layer and head, in the full view."""
+        self.model.update_from_dict({"layer": layer + 1, "head": head + 1})
+
     def _load(self, path: str) -> str:
         loaded = self.model.load_file(path)  # LoadError (a ValueError) says why and changes nothing
         h, n_q, d = loaded.q.shape
@@ -227,6 +240,10 @@ class AttentionView(FileDrops, BaseView):
         if self.sweep_job.request(inputs, inputs, again=again) and was != inputs:
             self.sweep_panel.started()
 
+    def start_sweep_soon(self) -> None:
+        """(Re)start the sweep after the usual delay (new data whose size the sweep follows)."""
+        self._sweep_timer.start()
+
     def cancel_sweep(self) -> None:
         if self.sweep_job.cancel() is not None:
             self.sweep_panel.finished(None)
@@ -239,7 +256,7 @@ class AttentionView(FileDrops, BaseView):
     def _draw_sweep(self) -> None:
         core = self.model.last_core
         if core is not None:
-            self.sweep_panel.show(self.model.sweep(), core.n_k, core.q.shape[2])
+            self.sweep_panel.show(self.model.sweep(), core.n_k, core.q.shape[2] or None)
 
     # -- the core of large inputs in a worker -------------------------------------------------------
     @property
@@ -273,6 +290,13 @@ class AttentionView(FileDrops, BaseView):
         self.tell(tr("attention.compute.cancelled"))
         self._redraw()
 
+    def arrays(self):
+        """The model's arrays; a real model that fails to run refuses the export with its reason."""
+        try:
+            return super().arrays()
+        except llm.ModelError as exc:
+            raise ExportError(str(exc)) from None
+
     def shutdown(self) -> None:
         """Stop every job for good: a redraw that fires later must not start a new one."""
         self._sweep_timer.stop()
@@ -290,6 +314,8 @@ class AttentionView(FileDrops, BaseView):
         self.sentence.setVisible(m.source == "sentence")
         self.tables_tabs.setVisible(m.source == "tables")
         self.file_strip.show_path(m.file_path)
+        self.real.prepare()
+        self._form.setRowVisible(self.spins["layer"], m.source == "model")
         try:
             core = self._core_to_draw()
         except MemoryError as exc:
@@ -308,9 +334,11 @@ class AttentionView(FileDrops, BaseView):
         r = m.result_for(core)
         for panel in (self.weights_panel, self.row_panel, self.scores_panel, self.output_map, self.readouts_panel):
             panel.show(r)
-        self._plot_grid.setRowStretch(0, 8 if r.all_heads and core.heads > 4 else 5)
+        self.real.show_readout(r, self._readout_form)
+        self._plot_grid.setRowStretch(0, 8 if r.all_heads and (core.heads > 4 or core.real is not None) else 5)
         if self.sweep_job.busy and m.sweep() is None:
-            self.sweep_panel.plot.mark(core.q.shape[2])  # the old curves stay until the new sweep lands
+            if core.q.shape[2]:
+                self.sweep_panel.plot.mark(core.q.shape[2])  # the old curves stay until the new sweep lands
         else:
             self._draw_sweep()
         self._show_note("\n".join(self._notes(r)))
@@ -325,9 +353,9 @@ class AttentionView(FileDrops, BaseView):
             notes.append(tr("attention.pooled", rows=-(-c.n_q // fr), cols=-(-c.n_k // fc), n_q=c.n_q, n_k=c.n_k))
         if r.masked_row_indices:
             notes.append(tr("attention.masked.note"))
-        if r.all_heads:
+        if r.all_heads and c.real is None:
             notes.append(tr("attention.grid.note", heads=min(c.heads, MAX_TILES)))
-        return notes
+        return notes + self.real.notes(r)
 
 
 def _row(*widgets: QWidget, stretch: bool = False) -> QWidget:
