@@ -150,11 +150,15 @@ class ModelSource:
 
     ``compute(loaded_model, prompt)`` is a generator yielding progress in
     0..1 and returning the result (``llm.attention_steps``), or a plain
-    function returning it; it may raise :class:`llm.ModelError`.
+    function returning it; it may raise :class:`llm.ModelError`.  With
+    ``pass_request`` it is called as ``compute(loaded_model, request)``
+    instead, for a view whose requests carry more than a prompt (a
+    :class:`Request` subclass with its own ``key``).
     """
 
-    def __init__(self, compute: Callable[[llm.LoadedModel, str], Any]):
+    def __init__(self, compute: Callable[[llm.LoadedModel, Any], Any], *, pass_request: bool = False):
         self._compute = compute
+        self._pass_request = pass_request
         self._outcomes: dict[tuple[str, str], Outcome] = {}
         #: The last outcome that worked (what the view shows while another runs or after one failed).
         self.latest: Outcome | None = None
@@ -168,7 +172,7 @@ class ModelSource:
         try:
             loaded = llm.load(request.model.strip())
             yield LOAD_SHARE
-            out = self._compute(loaded, request.prompt)
+            out = self._compute(loaded, request if self._pass_request else request.prompt)
             if inspect.isgenerator(out):
                 while True:
                     try:
