@@ -45,6 +45,7 @@ class ModelPart:
         self.strip.watch(self.job)
         for name in ("model", "prompt"):
             connect_while_alive(view, getattr(m.events, name), self._follow)
+        self._refused = ""  # why the last Run was refused (shown until the next Run or a change of the fields)
         self.overview = QPushButton(tr("models.attention.overview"))
         self.overview.setToolTip(tr("models.attention.overview.tooltip"))
         self.overview.clicked.connect(lambda: m.set_param("head", 0))
@@ -65,6 +66,7 @@ class ModelPart:
     # -- user actions ---------------------------------------------------------------------------
     def _follow(self, *_args) -> None:
         m = self.view.model
+        self._refused = ""
         self.strip.set_values(m.model, m.prompt)
 
     def run(self, model: str, prompt: str) -> None:
@@ -73,8 +75,10 @@ class ModelPart:
         try:
             m.update_from_dict({"model": model, "prompt": prompt})
         except ValueError as exc:
-            self.strip.tell(str(exc), error=True)
+            self._refused = str(exc)
+            self.strip.tell(self._refused, error=True)
             return
+        self._refused = ""
         request = m.model_request()
         found = m.llm.outcome(request)
         if found is not None and not found.ok:
@@ -117,7 +121,9 @@ class ModelPart:
             return
         self.request()
         outcome = m.llm.outcome(m.model_request())
-        if not m.model.strip():
+        if self._refused:
+            self.strip.tell(self._refused, error=True)
+        elif not m.model.strip():
             self.strip.tell(tr("models.strip.no_model"))
         elif outcome is not None and not outcome.ok:
             self.strip.tell(outcome.error, error=True)
