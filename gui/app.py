@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import PySide6
-from PySide6.QtCore import QLocale, QObject, QRect, QSettings, Qt, QTimer, Signal, qVersion
+from PySide6.QtCore import QLocale, QRect, QSettings, Qt, QTimer, qVersion
 from PySide6.QtGui import QAction, QUndoStack
 from PySide6.QtWidgets import (
     QApplication,
@@ -32,14 +32,15 @@ from gui import export, language, lessons, menus, registry, screen_fit
 from gui import theme as themes
 from gui.export.dialog import ask_export_options
 from gui.help import plain
-from gui.model.lab import Lab
 from gui.model import texts
+from gui.model.lab import Lab
 from gui.model.session import Session, SessionError
 from gui.model.texts import tr
 from gui.qt import pg
 from gui.undo import UndoRecorder, undo_text
 from gui.views.base import BaseView
 from gui.widgets.cell_table import shorten
+from gui.window_backend import FallbackRelay, backend_name
 
 LAST_SESSION = "last-session.json"
 
@@ -51,29 +52,6 @@ def config_dir() -> Path:
         return Path(env)
     base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
     return Path(base) / "softmax-lab"
-
-
-def backend_name() -> str:
-    """The compute backend in use, with its version (and the GPU's name for CuPy)."""
-    if compute.active() == "cupy":
-        try:
-            import cupy
-
-            props = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)
-            name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
-            return f"CuPy {cupy.__version__} ({name})"
-        except Exception:  # noqa: BLE001 - a label must never fail
-            return "CuPy"
-    return "NumPy " + np.__version__
-
-
-class FallbackRelay(QObject):
-    """Carries compute's fallback messages (from any thread) to the GUI thread."""
-
-    message = Signal(str)
-
-    def relay(self, text: str) -> None:
-        self.message.emit(text)  # queued across threads by Qt
 
 
 class MainWindow(QMainWindow):
@@ -434,11 +412,13 @@ class MainWindow(QMainWindow):
 
 
 def make_app(argv: list[str] | None = None) -> QApplication:
-    app = QApplication.instance() or QApplication(argv or [sys.argv[0]])
+    app = QApplication.instance()
+    if app is None:  # an existing app keeps its (themed) style: a second call must not reset it
+        app = QApplication(argv or [sys.argv[0]])
+        app.setStyle("Fusion")
     app.setApplicationName("Softmax Lab")
     app.setOrganizationName("Softmax Lab")
     app.setApplicationVersion(gui.__version__)
-    app.setStyle("Fusion")
     language.apply_fonts(texts.language())  # a CJK family for Chinese (headless exports too)
     return app
 

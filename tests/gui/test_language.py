@@ -136,7 +136,7 @@ def test_without_a_cjk_font_the_window_says_so_once(window, monkeypatch):
     assert in_lang("zh", "language.no_cjk_font") not in shown  # once per run
 
 
-def test_chinese_asks_for_a_cjk_family_after_the_app_font():
+def test_chinese_asks_for_a_cjk_family_after_the_app_font(qapp):
     app = QApplication.instance()
     language.apply_fonts("zh")
     family = language.cjk_family()
