@@ -23,6 +23,7 @@ from gui.model.sampling import SamplingModel
 from gui.model.simplex import SimplexModel
 from gui.model.temperature import TemperatureModel
 from gui.model.texts import tr
+from gui.model.variants import VariantsModel
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,7 @@ VIEWS: tuple[ViewSpec, ...] = (
     ViewSpec("attention", AttentionModel, "gui.views.attention:AttentionView"),
     ViewSpec("sampling", SamplingModel, "gui.views.sampling:SamplingView"),
     ViewSpec("online", OnlineModel, "gui.views.online:OnlineView"),
+    ViewSpec("variants", VariantsModel, "gui.views.variants:VariantsView"),
 )
 
 

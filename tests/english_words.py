@@ -29,6 +29,9 @@ ALLOWED_WORDS = {
     "softmax lab", "lab", "english", "noto", "sans", "cjk", "sc", "debian", "ubuntu", "linux", "xcb", "apt", "sudo", "install",
     "fonts", "hugging", "face", "bert", "gpt", "llama", "zipf", "shannon", "boltzmann", "jacobian",
     "milakov", "gimelshein", "bug", "pytorch", "nvidia", "acc", "api", "pearson", "shazeer", "cv", "fifo", "pickle", "dtype", "utf", "kernel", "warp", "shuffle", "fd", "page",
+    # the models, papers and authors the Variants view names
+    "transformer", "evan", "miller", "oss", "streamingllm", "ssmax", "qwen", "gemma", "alibi", "press", "apple",
+    "vit", "olmo", "rms",
     # words inside formulas and array names: one-hot, ln, soft-min, linear(s), δ_ij, mask, heads
     "one", "hot", "ln", "soft", "linear", "ij", "mask", "heads",
     # one-letter-ish symbols written with two letters

@@ -1,0 +1,167 @@
+"""The attention panels of the Variants view: ALiBi, sigmoid attention, QK-norm.
+
+Each takes seeded random queries and keys (standard normal) and returns
+what its panels draw; pure functions, cached by the model.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+import compute
+
+#: ALiBi: tokens and head size of the random q, k.
+ALIBI_N = 16
+ALIBI_D = 16
+#: Sigmoid attention: head size; the row-sum curve's lengths and how many queries it averages.
+SIGMOID_D = 16
+SIGMOID_CURVE_N = np.unique(np.geomspace(4, 4096, 25).round().astype(np.int64))
+SIGMOID_CURVE_QUERIES = 16
+#: QK-norm: tokens; the input scales of the curves; histogram bins.
+QK_N = 64
+QK_SCALES = np.geomspace(0.1, 100.0, 25)
+QK_BINS = 60
+#: QK-norm's eps (compute.qk_norm's default).
+QK_EPS = 1e-6
+
+
+def random_qk(n: int, d: int, seed: int, salt: int) -> tuple[np.ndarray, np.ndarray]:
+    """Seeded standard normal q and k, ``(n, d)`` each (``salt`` keeps the panels' draws apart)."""
+    rng = np.random.default_rng([seed, salt])
+    return rng.normal(size=(n, d)), rng.normal(size=(n, d))
+
+
+@dataclass(frozen=True)
+class AlibiResult:
+    heads: int
+    head: int  # 1-based, clamped to heads
+    slopes: np.ndarray  # (heads,)
+    bias: np.ndarray  # (heads, n, n): -slope * |i - j|
+    scores: np.ndarray  # q k^T / sqrt(d)
+    plain: np.ndarray  # softmax(scores)
+    biased: np.ndarray  # softmax(scores + bias of the head shown)
+
+    @property
+    def head_bias(self) -> np.ndarray:
+        return self.bias[self.head - 1]
+
+    @property
+    def slope(self) -> float:
+        return float(self.slopes[self.head - 1])
+
+
+def alibi_result(heads: int, head: int, seed: int) -> AlibiResult:
+    q, k = random_qk(ALIBI_N, ALIBI_D, seed, 1)
+    scores = compute.attention_scores(q, k)
+    bias = compute.alibi_bias(ALIBI_N, heads)
+    head = min(max(head, 1), heads)
+    return AlibiResult(heads, head, compute.alibi_slopes(heads), bias, scores, compute.softmax(scores),
+                       compute.softmax(scores + bias[head - 1]))
+
+
+@dataclass(frozen=True)
+class SigmoidResult:
+    n: int
+    sigmoid: np.ndarray  # (n, n) sigmoid weights, b = -log n
+    softmax: np.ndarray  # (n, n) softmax weights of the same q, k
+    curve_n: np.ndarray
+    curve_sum: np.ndarray  # mean row sum of the sigmoid weights, b = -log n
+    curve_sum_b0: np.ndarray  # the same without the bias (b = 0)
+
+    @property
+    def sigmoid_sums(self) -> np.ndarray:
+        return self.sigmoid.sum(axis=-1)
+
+    @property
+    def softmax_sums(self) -> np.ndarray:
+        return self.softmax.sum(axis=-1)
+
+
+def sigmoid_curves(seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Mean row sums of sigmoid attention against n, with b = -log n and with b = 0.
+
+    SIGMOID_CURVE_QUERIES queries against the first n of 4096 keys: one
+    score matrix, whose first n columns are the scores of n keys (what
+    :func:`compute.sigmoid_attention` computes for them, without a matmul per n).
+    """
+    top = int(SIGMOID_CURVE_N[-1])
+    q, k = random_qk(top, SIGMOID_D, seed, 3)
+    scores = compute.attention_scores(q[:SIGMOID_CURVE_QUERIES], k)
+    with_bias, without = np.empty(SIGMOID_CURVE_N.size), np.empty(SIGMOID_CURVE_N.size)
+    for i, n in enumerate(SIGMOID_CURVE_N):
+        part = scores[:, :n]
+        with_bias[i] = compute.sigmoid(part - math.log(n)).sum(axis=-1).mean()
+        without[i] = compute.sigmoid(part).sum(axis=-1).mean()
+    return with_bias, without
+
+
+def sigmoid_result(n: int, seed: int, curves: tuple[np.ndarray, np.ndarray]) -> SigmoidResult:
+    q, k = random_qk(n, SIGMOID_D, seed, 2)
+    v = np.zeros((n, 1))
+    sig, _ = compute.sigmoid_attention(q, k, v)
+    soft, _ = compute.attention(q, k, v)
+    return SigmoidResult(n, sig, soft, SIGMOID_CURVE_N, *curves)
+
+
+@dataclass(frozen=True)
+class QkResult:
+    d: int
+    scale: float
+    gain: float
+    plain: np.ndarray  # (n, n) logits q k^T / sqrt(d) of the scaled inputs
+    normed: np.ndarray  # the same after RMS QK-norm with the gain
+    edges: np.ndarray  # the histogram's bin edges (shared)
+    plain_counts: np.ndarray
+    normed_counts: np.ndarray
+    scales: np.ndarray
+    plain_max: np.ndarray  # largest |logit| against the input scale
+    normed_max: np.ndarray
+    plain_entropy: np.ndarray  # mean attention entropy (nats) against the input scale
+    normed_entropy: np.ndarray
+
+    @property
+    def bound(self) -> float:
+        """RMS-normalised q and k have norm sqrt(d) * gain: |logit| <= sqrt(d) * gain²."""
+        return math.sqrt(self.d) * self.gain**2
+
+
+def _logits(q: np.ndarray, k: np.ndarray, gain: float | None) -> np.ndarray:
+    if gain is not None:
+        q, k = compute.qk_norm(q, "rms", gain, QK_EPS), compute.qk_norm(k, "rms", gain, QK_EPS)
+    return compute.attention_scores(q, k)
+
+
+def qk_curves(d: int, gain: float, seed: int) -> tuple[np.ndarray, ...]:
+    """Largest |logit| and mean attention entropy against the input scale c, without and with QK-norm.
+
+    One product ``q k^T`` serves every c: scaling both inputs by c scales the
+    plain logits by c², and RMS-normalising row i of ``c q`` multiplies it
+    by ``c / sqrt(c² mean(q_i²) + eps)``, so the normalised logits are the
+    product with those factors on its rows and columns (what
+    :func:`compute.qk_norm` then :func:`compute.attention_scores` give, to
+    rounding).
+    """
+    q, k = random_qk(QK_N, d, seed, 4)
+    raw = q @ k.T / math.sqrt(d)
+    mq, mk = np.mean(q * q, axis=-1), np.mean(k * k, axis=-1)
+    out = [np.empty(QK_SCALES.size) for _ in range(4)]
+    for i, c in enumerate(QK_SCALES):
+        rq, rk = c / np.sqrt(c * c * mq + QK_EPS), c / np.sqrt(c * c * mk + QK_EPS)
+        for j, logits in enumerate((c * c * raw, gain * gain * rq[:, None] * raw * rk[None, :])):
+            out[j][i] = np.abs(logits).max()
+            out[2 + j][i] = compute.entropy(compute.softmax(logits)).mean()
+    return tuple(out)
+
+
+def qk_result(d: int, scale: float, gain: float, seed: int, curves: tuple[np.ndarray, ...]) -> QkResult:
+    q, k = random_qk(QK_N, d, seed, 4)
+    plain = _logits(scale * q, scale * k, None)
+    normed = _logits(scale * q, scale * k, gain)
+    top = max(float(np.abs(plain).max()), float(np.abs(normed).max()), 1e-12)
+    edges = np.linspace(-top, top, QK_BINS + 1)
+    plain_counts, _ = np.histogram(plain, edges)
+    normed_counts, _ = np.histogram(normed, edges)
+    return QkResult(d, scale, gain, plain, normed, edges, plain_counts, normed_counts, QK_SCALES, *curves)

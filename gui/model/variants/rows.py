@@ -1,0 +1,169 @@
+"""The row panels of the Variants view: one row of scores under each variant, its length, soft-capping.
+
+Pure functions of the inputs (no state): the model caches what they return.
+The synthetic row is a "needle" score at position 1 among seeded standard
+normal noise; rows of every length share the same noise (a row of n scores
+is the first n of the longest one), so the curves against n move smoothly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+import compute
+
+#: The longest synthetic row.
+MAX_N = 65_536
+#: The row's bars show all scores up to this many, else this many of the largest (in row order).
+BARS_SHOWN = 16
+#: The methods of the row tab, in the order of the bars; softmax is always shown.
+METHODS = ("softmax", "softmax_one", "sink", "sink_tokens", "softcap", "ssmax", "logn")
+#: Each variant's on/off parameter.
+SWITCHES = {m: f"{m}_on" for m in METHODS[1:]}
+#: The lengths of the Length tab's curves (2 to MAX_N, log-spaced).
+LENGTHS = np.unique(np.geomspace(2, MAX_N, 25).round().astype(np.int64))
+#: The methods of the Length tab.
+LENGTH_METHODS = ("softmax", "ssmax", "logn")
+#: The x of the soft-capping curves, and Gemma 2's two caps (final logits, attention logits).
+SOFTCAP_X = np.linspace(-150.0, 150.0, 601)
+GEMMA_CAPS = (30.0, 50.0)
+
+
+@lru_cache(maxsize=4)
+def noise(seed: int) -> np.ndarray:
+    """The synthetic rows' noise: MAX_N - 1 standard normal scores from ``seed`` (read-only)."""
+    out = np.random.default_rng(seed).normal(size=MAX_N - 1)
+    out.setflags(write=False)
+    return out
+
+
+def synthetic_row(n: int, needle: float, seed: int) -> np.ndarray:
+    """``n`` scores: ``needle`` first, then the first n - 1 noise scores of ``seed``."""
+    return np.concatenate([[needle], noise(seed)[: n - 1]])
+
+
+@dataclass(frozen=True)
+class VariantKnobs:
+    """The parameters the variants of one row take."""
+
+    cap: float
+    sink_logit: float
+    sink_tokens: int
+    window: int
+    s: float
+    train_length: int
+
+
+def variant_weights(x: np.ndarray, k: VariantKnobs) -> dict[str, np.ndarray]:
+    """Every method's weights for the row ``x`` (already scaled), by method name."""
+    return {
+        "softmax": compute.softmax(x),
+        "softmax_one": compute.softmax_one(x),
+        "sink": compute.softmax_with_sink(x, k.sink_logit),
+        "sink_tokens": compute.sink_tokens_softmax(x, k.sink_tokens, k.window),
+        "softcap": compute.softmax(compute.softcap(x, k.cap)),
+        "ssmax": compute.ssmax(x, k.s),
+        "logn": compute.logn_softmax(x, k.train_length),
+    }
+
+
+def shown_indices(x: np.ndarray) -> np.ndarray:
+    """The positions the bars show: every one of a short row, else the BARS_SHOWN largest, in row order."""
+    if x.size <= BARS_SHOWN:
+        return np.arange(x.size)
+    key = np.where(np.isnan(x), -np.inf, x)
+    return np.sort(np.argpartition(-key, BARS_SHOWN - 1)[:BARS_SHOWN])
+
+
+@dataclass(frozen=True)
+class RowResult:
+    labels: tuple[str, ...]  # of the whole row
+    logits: np.ndarray  # scale * scores
+    weights: dict[str, np.ndarray]  # method -> the whole row's weights
+    shown: np.ndarray  # the positions the bars show
+    selected: tuple[str, ...]  # softmax and the variants switched on, in METHODS order
+
+    @property
+    def n(self) -> int:
+        return int(self.logits.size)
+
+    def total(self, method: str) -> float:
+        """The row sum of a method's weights over the whole row (softmax₁ and the sink: below 1)."""
+        return float(np.sum(self.weights[method]))
+
+    @property
+    def sink_share(self) -> float:
+        """The gpt-oss sink's share: 1 minus its row sum."""
+        return 1.0 - self.total("sink")
+
+    def entropy(self, method: str) -> float:
+        return float(compute.entropy(self.weights[method]))
+
+
+def row_result(values: np.ndarray, labels: tuple[str, ...], knobs: VariantKnobs, scale: float,
+               selected: tuple[str, ...]) -> RowResult:
+    with np.errstate(all="ignore"):
+        x = scale * values
+    return RowResult(labels, x, variant_weights(x, knobs), shown_indices(x), selected)
+
+
+@dataclass(frozen=True)
+class LengthResult:
+    """The largest weight and the entropy of needle-among-noise rows against their length n."""
+
+    n: np.ndarray
+    top: dict[str, np.ndarray]  # method -> largest weight per n
+    entropy: dict[str, np.ndarray]  # method -> entropy (nats) per n
+    needle: float
+    scale: float
+
+    @property
+    def log_n(self) -> np.ndarray:
+        """ln n: the uniform row's entropy, the most any row of n can have."""
+        return np.log(self.n.astype(np.float64))
+
+
+def length_result(needle: float, seed: int, scale: float, s: float, train_length: int) -> LengthResult:
+    top = {m: np.empty(LENGTHS.size) for m in LENGTH_METHODS}
+    ent = {m: np.empty(LENGTHS.size) for m in LENGTH_METHODS}
+    for i, n in enumerate(LENGTHS):
+        x = scale * synthetic_row(int(n), needle, seed)
+        rows = {"softmax": compute.softmax(x), "ssmax": compute.ssmax(x, s),
+                "logn": compute.logn_softmax(x, train_length)}
+        for m, w in rows.items():
+            top[m][i] = w.max()
+            ent[m][i] = compute.entropy(w)
+    return LengthResult(LENGTHS, top, ent, needle, scale)
+
+
+@dataclass(frozen=True)
+class SoftcapResult:
+    cap: float
+    x: np.ndarray
+    capped: np.ndarray  # cap * tanh(x / cap)
+    clipped: np.ndarray  # hard clipping to [-cap, cap]
+    grad: np.ndarray  # d softcap / dx
+    clip_grad: np.ndarray  # 1 inside, 0 outside
+    logits: np.ndarray  # the row (scaled)
+    capped_logits: np.ndarray
+    before: np.ndarray  # softmax(logits)
+    after: np.ndarray  # softmax(softcap(logits))
+    shown: np.ndarray
+
+
+def softcap_result(logits: np.ndarray, cap: float) -> SoftcapResult:
+    x = SOFTCAP_X
+    capped_logits = compute.softcap(logits, cap)
+    return SoftcapResult(
+        cap=cap, x=x, capped=compute.softcap(x, cap), clipped=np.clip(x, -cap, cap),
+        grad=compute.softcap_grad(x, cap), clip_grad=(np.abs(x) < cap).astype(np.float64),
+        logits=logits, capped_logits=capped_logits, before=compute.softmax(logits),
+        after=compute.softmax(capped_logits), shown=shown_indices(logits))
+
+
+def logn_factor(n: int, train_length: int) -> float:
+    """Qwen's factor for the query at position n (the last of a row of n): compute.logn_scale's last entry."""
+    return float(compute.logn_scale(n, train_length)[-1]) if n >= 1 else 1.0

@@ -1,0 +1,191 @@
+"""Variants: what today's models change around softmax, one tab per change.
+
+The view only builds and wires: each tab's controls come from the model's
+``TAB_PARAMS`` (the seed's on every tab), each panel draws one of the
+model's results in ``show_result``, and only the tab on screen is computed
+(all of them for an export or a flush).  The export writes the plots of the
+tab shown and every tab's arrays.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QGridLayout, QGroupBox, QTabWidget, QVBoxLayout, QWidget
+
+from gui.binding import connect_while_alive
+from gui.format import fmt
+from gui.model.texts import tr
+from gui.model.variants import METHODS, ROW_TABS, SOURCE_PARAMS, SWITCHES, TAB_PARAMS, VariantsModel
+from gui.model.variants.rows import logn_factor
+from gui.views.base import BaseView
+from gui.views.variants.attention_plots import AlibiPanels, QkPanels, SigmoidPanels
+from gui.views.variants.row_plots import LengthPlot, RowBars, SoftcapBars, SoftcapCurve, SoftcapGrad
+from gui.widgets.plot import Plot
+from gui.widgets.sliders import param_form
+
+#: The readouts each tab shows.
+TAB_READOUTS = {
+    "row": ("variants.readout.n", "variants.readout.sink_share", "variants.readout.logn_factor"),
+    "length": ("variants.readout.n", "variants.readout.logn_factor"),
+    "softcap": ("variants.readout.n", "variants.readout.top_logit"),
+    "alibi": ("variants.readout.slope",),
+    "sigmoid": ("variants.readout.sigmoid_sum",),
+    "qk_norm": ("variants.readout.qk_bound", "variants.readout.qk_range"),
+}
+READOUTS = tuple(dict.fromkeys(k for keys in TAB_READOUTS.values() for k in keys))
+
+
+def grid(*rows: tuple[QWidget, ...]) -> QWidget:
+    page = QWidget()
+    lay = QGridLayout(page)
+    lay.setContentsMargins(0, 0, 0, 0)
+    for r, widgets in enumerate(rows):
+        for c, w in enumerate(widgets):
+            lay.addWidget(w, r, c, 1, 2 if len(widgets) == 1 else 1)
+    return page
+
+
+class VariantsView(BaseView):
+    model: VariantsModel
+
+    def build(self) -> None:
+        m = self.model
+        self.controls: dict[str, QWidget] = {}
+        self.editor = self.score_editor()
+        self.source = self._group(tr("variants.group.row"), SOURCE_PARAMS)
+        self.groups = {tab: self._group(tr("variants.group.row_tab" if tab == "row" else f"variants.group.{tab}"),
+                                        tuple(p for p in names if p not in SOURCE_PARAMS))
+                       for tab, names in TAB_PARAMS.items()}
+        seed = param_form(m, ("seed",), message=self.status, controls=self.controls)
+        readouts = self.readout_box(READOUTS)
+        self.readout_rows = readouts.layout()
+
+        self.row_bars = RowBars()
+        self.row_bars.seriesClicked.connect(self._legend_clicked)
+        self.length_top = LengthPlot("top")
+        self.length_entropy = LengthPlot("entropy")
+        self.softcap_curve = SoftcapCurve()
+        self.softcap_grad = SoftcapGrad()
+        self.softcap_bars = SoftcapBars()
+        self.alibi = AlibiPanels()
+        self.sigmoid = SigmoidPanels()
+        self.qk = QkPanels()
+        self.tab_plots: dict[str, dict[str, Plot]] = {
+            "row": {"row": self.row_bars},
+            "length": {"length_top": self.length_top, "length_entropy": self.length_entropy},
+            "softcap": {"softcap_curve": self.softcap_curve, "softcap_grad": self.softcap_grad,
+                        "softcap_bars": self.softcap_bars},
+            "alibi": self.alibi.plots(),
+            "sigmoid": self.sigmoid.plots(),
+            "qk_norm": self.qk.plots(),
+        }
+        for plots in self.tab_plots.values():
+            for key, plot in plots.items():
+                self.add_plot(key, plot)
+        pages = {
+            "row": self.row_bars,
+            "length": grid((self.length_top,), (self.length_entropy,)),
+            "softcap": grid((self.softcap_curve, self.softcap_grad), (self.softcap_bars,)),
+            "alibi": grid((self.alibi.bias, self.alibi.slopes), (self.alibi.plain, self.alibi.biased)),
+            "sigmoid": grid((self.sigmoid.sigmoid, self.sigmoid.softmax), (self.sigmoid.sums, self.sigmoid.curve)),
+            "qk_norm": grid((self.qk.hist,), (self.qk.max, self.qk.entropy)),
+        }
+        self.tabs = QTabWidget()
+        self.tabs.setObjectName("variants.tabs")
+        for tab, page in pages.items():
+            self.tabs.addTab(page, tr(f"variants.tab.{tab}"))
+            self.tabs.setTabToolTip(self.tabs.count() - 1, tr(f"variants.tab.{tab}.tooltip"))
+        self.tabs.currentChanged.connect(self._tab_changed)
+        # one column: the score table (or, while it is hidden, an empty spacer) takes the spare height
+        column = QWidget()
+        lay = QVBoxLayout(column)
+        lay.setContentsMargins(0, 0, 0, 0)
+        self.spacer = QWidget()
+        for w in (self.editor, self.source, *self.groups.values(), seed, readouts, self.spacer):
+            lay.addWidget(w, 1 if w in (self.editor, self.spacer) else 0)
+        self.arrange([column], self.tabs, min_width=330)
+        connect_while_alive(self, m.events.row, lambda *_: self._arrange_tab())
+        self._arrange_tab()
+
+    def _group(self, title: str, names: tuple[str, ...]) -> QGroupBox:
+        """A titled box of the controls of ``names`` (a parameter on several tabs gets a control on
+        each; ``self.controls`` keeps the last)."""
+        box = QGroupBox(title)
+        lay = QVBoxLayout(box)
+        lay.setContentsMargins(6, 4, 6, 4)
+        lay.addWidget(param_form(self.model, names, message=self.status, controls=self.controls))
+        return box
+
+    # -- wiring ----------------------------------------------------------------------------------
+    @property
+    def current_tab(self) -> str:
+        return self.model.TAB_NAMES[self.tabs.currentIndex()]
+
+    def _tab_changed(self, *_args) -> None:
+        self._arrange_tab()
+        self.state_changed()
+
+    def _arrange_tab(self) -> None:
+        """The current tab's controls and readouts; the score table while the tab reads the shared row."""
+        tab = self.current_tab
+        for name, box in self.groups.items():
+            box.setVisible(name == tab)
+        self.source.setVisible(tab in ROW_TABS)
+        self.editor.setVisible(self.model.row == "scores" and tab in ROW_TABS)
+        self.spacer.setVisible(self.editor.isHidden())
+        for key in READOUTS:
+            self.readout_rows.setRowVisible(self.readouts[key], key in TAB_READOUTS[tab])
+
+    def _legend_clicked(self, index: int) -> None:
+        method = METHODS[index]
+        if method in SWITCHES:
+            name = SWITCHES[method]
+            self.model.set_param(name, "off" if getattr(self.model, name) == "on" else "on")
+
+    def plots(self) -> dict[str, Plot]:
+        """The plots of the tab shown (the export writes what is on screen)."""
+        return dict(self.tab_plots[self.current_tab])
+
+    # -- drawing ---------------------------------------------------------------------------------
+    def redraw(self) -> None:
+        m, tab, every = self.model, self.current_tab, self.synchronous
+        out = self.readouts
+        if tab in ROW_TABS or every:
+            r = m.row_result(self.scores)
+            out["variants.readout.n"].setText(f"{r.n:,}")
+            out["variants.readout.sink_share"].setText(fmt(r.sink_share, 4))
+            out["variants.readout.logn_factor"].setText(tr(
+                "variants.readout.logn_factor.value", factor=fmt(logn_factor(r.n, m.logn_length), 3),
+                n=f"{r.n:,}", length=f"{m.logn_length:,}"))
+            if tab == "row" or every:
+                self.row_bars.show_result(r)
+            if tab == "length" or every:
+                length = m.length_result()
+                self.length_top.show_result(length, r.n)
+                self.length_entropy.show_result(length, r.n)
+            if tab == "softcap" or every:
+                s = m.softcap_result(self.scores)
+                self.softcap_curve.show_result(s)
+                self.softcap_grad.show_result(s)
+                self.softcap_bars.show_result(s, r.labels)
+                out["variants.readout.top_logit"].setText(tr(
+                    "variants.readout.top_logit.value", before=fmt(float(abs(s.logits).max()), 2),
+                    after=fmt(float(abs(s.capped_logits).max()), 2)))
+        if tab == "alibi" or every:
+            a = m.alibi_result()
+            self.alibi.show_result(a)
+            out["variants.readout.slope"].setText(tr("variants.readout.slope.value", head=a.head,
+                                                     slope=fmt(a.slope, 5)))
+        if tab == "sigmoid" or every:
+            s = m.sigmoid_result()
+            self.sigmoid.show_result(s)
+            sums = s.sigmoid_sums
+            out["variants.readout.sigmoid_sum"].setText(tr(
+                "variants.readout.sigmoid_sum.value", lo=fmt(float(sums.min()), 3), hi=fmt(float(sums.max()), 3)))
+        if tab == "qk_norm" or every:
+            q = m.qk_result()
+            self.qk.show_result(q)
+            out["variants.readout.qk_bound"].setText(fmt(q.bound, 2))
+            out["variants.readout.qk_range"].setText(tr(
+                "variants.readout.qk_range.value", plain=fmt(float(abs(q.plain).max()), 2),
+                normed=fmt(float(abs(q.normed).max()), 2)))
+
