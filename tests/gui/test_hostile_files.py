@@ -42,7 +42,7 @@ def test_every_hostile_attention_file_is_one_clear_refusal(tmp_path):
 
 def test_the_refusals_name_the_limits(tmp_path):
     attention_files(tmp_path)
-    with pytest.raises(LoadError, match="at most 16 heads, 2048 tokens and d, d_v from 1 to 1024"):
+    with pytest.raises(LoadError, match="at most 16 heads, 2048 tokens and d, dᵥ from 1 to 1024"):
         load_arrays(tmp_path / "text.npz")
 
 
@@ -118,7 +118,7 @@ def test_the_largest_d_is_accepted_and_one_more_is_not(tmp_path):
     assert load_arrays(tmp_path / "max.npz").q.shape == (1, 2, 1024)
     q, k, v = (np.zeros((2, 1025)) for _ in range(3))
     np.savez(tmp_path / "over.npz", q=q, k=k, v=v)
-    with pytest.raises(LoadError, match="d_k = 1025"):
+    with pytest.raises(LoadError, match="dₖ = 1025"):
         load_arrays(tmp_path / "over.npz")
 
 

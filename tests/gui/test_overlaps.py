@@ -231,8 +231,8 @@ def visible_text(value: str) -> str:
     return re.sub(r"<[^<>]*>", "", value)
 
 
-#: Texts that may keep a "_" or "^" (none today: a code name in a tooltip is written as words).
-ALLOWED: set[str] = set()
+#: Texts that may keep a "_" or "^": a session file's own key, named so the file can be fixed.
+ALLOWED: set[str] = {"error.session.current_view"}
 #: API names a lesson quotes as they are spelled in code (the article contrasts them).
 API_NAMES = ("log_softmax", "cross_entropy")
 
@@ -312,7 +312,7 @@ def window(qtbot, tmp_path):
     from gui.app import MainWindow
 
     w = MainWindow(settings_dir=str(tmp_path), restore=False)
-    w.lessons.close()  # the plain layout: the Lessons panel is tested in test_lessons.py
+    w.lessons.dismiss()  # the plain layout: the Lessons panel is tested in test_lessons.py
     qtbot.addWidget(w)
     w.resize(1280, 800)
     w.show()
