@@ -9,6 +9,9 @@ Vocabulary sources (:mod:`gui.model.sampling.vocabulary`)
     list (``resources/vocab_words.json``), the rest ``#id``.
     ``scores``: the shared score row (its labels).
     ``file``: a 1-D logit row from a ``.npy`` (never unpickled; see ``load_logits``).
+    ``model``: a real model's next-token logits after ``prompt`` (and the
+    generate strip's tokens), labelled with its token strings; until a model
+    has run, the synthetic row (see :mod:`gui.model.sampling.real`).
 
 The knobs follow Hugging Face transformers (temperature, then top-k, then
 top-p, then min-p); each has an on/off switch (``--top_k_on on``).
@@ -25,7 +28,7 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
@@ -33,9 +36,11 @@ from psygnal import evented
 
 import compute
 from compute import Stage
-from gui.model.base import ExportArray, ViewModel, choice, param, path_param
+from gui.model.base import ExportArray, ViewModel, choice, param, path_param, text_param
+from gui.model.llm_source import MAX_MODEL_TEXT, MAX_PROMPT_TEXT, ModelSource
 from gui.model.sampling.draws import DrawInputs, DrawResult, compute_draws
 from gui.model.sampling.results import CurveResult, GumbelResult, SamplingResult
+from gui.model.sampling.real import DEFAULT_PROMPT, GenStrip, ModelSourcePart, context_steps
 from gui.model.sampling.router import RouterResult, router
 from gui.model.sampling.vocabulary import (
     MAX_V,
@@ -43,6 +48,7 @@ from gui.model.sampling.vocabulary import (
     Vocabulary,
     file_vocabulary,
     load_logits,
+    model_vocabulary,
     score_vocabulary,
     zipf_vocabulary,
 )
@@ -68,7 +74,7 @@ def _log_ranks(v: int, points: int = CUM_POINTS) -> np.ndarray:
 
 @evented
 @dataclass
-class SamplingModel(ViewModel):
+class SamplingModel(ModelSourcePart, ViewModel):
     name: ClassVar[str] = "sampling"
     #: The view's tabs, in order, by the names a lesson step's ``tab`` uses (BaseView.select_tab).
     TAB_NAMES: ClassVar[tuple[str, ...]] = ("vocab", "gumbel", "router")
@@ -93,6 +99,11 @@ class SamplingModel(ViewModel):
     gate_temperature: float = param(1.0, minimum=0.05, maximum=5.0, log=True)
     #: a .npy of logits (``--logits_file`` on the command line, saved in sessions)
     logits_file: str = path_param()
+    #: the model source's model (a folder or a Hugging Face id) and prompt
+    model: str = text_param("", max_length=MAX_MODEL_TEXT)
+    prompt: str = text_param(DEFAULT_PROMPT, max_length=MAX_PROMPT_TEXT)
+    #: the generate strip (saved in sessions as extra state; one undo step per change)
+    strip: GenStrip = field(default_factory=GenStrip)
     # view state: not saved, not options
     loaded: np.ndarray | None = None
     file_path: str = ""
@@ -101,6 +112,7 @@ class SamplingModel(ViewModel):
         self._vocab: Vocabulary | None = None
         self._cache: dict[str, tuple[tuple, Any]] = {}
         self._draws: DrawResult | None = None
+        self.llm = ModelSource(context_steps, pass_request=True)  # the model source's runs (not a field)
 
     # -- inputs ------------------------------------------------------------------------------
     def applies(self, name: str) -> bool:
@@ -112,15 +124,19 @@ class SamplingModel(ViewModel):
         return True
 
     def value_in_use(self, name: str) -> Any:
-        """V of a loaded file's logits; nothing for the score row (its table shows its length)."""
+        """V of a loaded file's or a model's logits; nothing for the score row (its table shows its length)."""
         if name == "vocab" and self.logits == "scores":
             return None
+        if name == "vocab" and self.model_shown is not None:
+            return int(self.model_shown.next.logits.size)
         if name == "vocab" and self.logits == "file" and self.loaded is not None:
             return int(self.loaded.size)
         return super().value_in_use(name)  # no file yet: the synthetic row of V is what is drawn
 
     def set_param(self, name: str, value) -> None:
-        """As ViewModel.set_param; setting ``logits_file`` loads it (a bad file raises LoadError, nothing changes)."""
+        """As ViewModel.set_param; setting ``logits_file`` loads it (a bad file raises LoadError, nothing changes);
+        a model folder that is not there, and the model source without the models extra, are refused."""
+        self.check_model_param(name, value)
         if name == "logits_file":
             path = self.params()["logits_file"].check(value)
             if path:
@@ -129,6 +145,25 @@ class SamplingModel(ViewModel):
                 self.logits_file = ""
             return
         super().set_param(name, value)
+
+    def update_from_dict(self, values: dict[str, Any]) -> None:
+        """As ViewModel's, with the model source's checks first."""
+        for name, value in values.items():
+            self.check_model_param(name, value)
+        super().update_from_dict(values)
+
+    # -- the generate strip in sessions ---------------------------------------------------------
+    def extra_state(self) -> dict[str, Any]:
+        return self.strip_state()
+
+    def check_extra_state(self, state: dict[str, Any]) -> dict[str, Any]:
+        unknown = sorted(set(state) - {"strip"})
+        if unknown:
+            return super().check_extra_state({k: state[k] for k in unknown})
+        return {"strip": GenStrip.from_state(state["strip"])} if "strip" in state else {}
+
+    def apply_extra_state(self, checked: dict[str, Any]) -> None:
+        self.strip = checked.get("strip", GenStrip())
 
     def load_file(self, path: str | os.PathLike) -> np.ndarray:
         logits = load_logits(path)
@@ -153,6 +188,9 @@ class SamplingModel(ViewModel):
             key = ("scores", values.tobytes(), scores.labels)
         elif self.logits == "file" and self.loaded is not None:
             key = ("file", id(self.loaded))
+        elif self.logits == "model" and self.model_shown is not None:
+            nt = self.model_shown.next
+            key = ("model", nt.source, tuple(nt.ids.tolist()))
         else:
             key = ("zipf", self.vocab, self.seed)
         if self._vocab is not None and self._vocab.key == key:
@@ -161,6 +199,8 @@ class SamplingModel(ViewModel):
             vocab = score_vocabulary(values, scores.labels, key)
         elif key[0] == "file":
             vocab = file_vocabulary(self.loaded, key)
+        elif key[0] == "model":
+            vocab = model_vocabulary(nt.logits, nt.tokens, key)
         else:
             vocab = zipf_vocabulary(self.vocab, self.seed, key)
         self._vocab = vocab
@@ -277,6 +317,9 @@ class SamplingModel(ViewModel):
 
     # -- export ------------------------------------------------------------------------------
     def arrays(self, scores: ScoreRow | None = None) -> dict[str, ExportArray]:
+        """Everything the view draws; with the model source also ``tokens``, ``context_ids`` and the
+        strip (``generated``), the model run here first if it has not yet (ModelError if it fails)."""
+        self.ensure_model_result()
         r = self.result(scores)
         d = self.draw(scores)
         relaxed, hard = self.gumbel(scores)
@@ -304,4 +347,5 @@ class SamplingModel(ViewModel):
             "router_gates": ExportArray(rt.dense, experts, tuple(f"token {i + 1}" for i in range(rt.dense.shape[0]))),
             "router_load": ExportArray(np.column_stack([np.arange(1, len(experts) + 1), rt.load, rt.importance]),
                                        ("expert", "tokens", "importance")),
+            **self.model_arrays(),
         }

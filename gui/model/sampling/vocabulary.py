@@ -1,4 +1,4 @@
-"""Where the Sampling view's logit row comes from: a Zipf-like synthetic row, the score row or a file.
+"""Where the Sampling view's logit row comes from: a Zipf-like synthetic row, the score row, a file or a model.
 
 A :class:`Vocabulary` is one logit row with its labels, compared by its
 ``key`` (what it was made from), so the model's caches can tell when it
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,7 +20,7 @@ from gui.model.npfile import LoadError, open_numpy
 from gui.model.texts import tr
 from resources import RESOURCES
 
-SOURCES = ("zipf", "scores", "file")
+SOURCES = ("zipf", "scores", "file", "model")
 MIN_V, MAX_V = 2, 200_000
 
 
@@ -102,3 +103,27 @@ def file_vocabulary(logits: np.ndarray, key: tuple) -> Vocabulary:
 def zipf_vocabulary(v: int, seed: int, key: tuple) -> Vocabulary:
     logits = compute.zipf_logits(v, seed=seed)
     return Vocabulary(logits, word_labels(logits), key)
+
+
+class TokenLabels(Mapping):
+    """Every token's label, read from a tuple of token strings (no dict of a whole vocabulary is built)."""
+
+    def __init__(self, tokens: Sequence[str]):
+        self._tokens = tokens
+
+    def __getitem__(self, i: int) -> str:
+        i = int(i)
+        if not 0 <= i < len(self._tokens):
+            raise KeyError(i)
+        return self._tokens[i]
+
+    def __iter__(self):
+        return iter(range(len(self._tokens)))
+
+    def __len__(self) -> int:
+        return len(self._tokens)
+
+
+def model_vocabulary(logits: np.ndarray, tokens: Sequence[str], key: tuple) -> Vocabulary:
+    """A real model's next-token logits, each token labelled with its readable string (``llm.readable``)."""
+    return Vocabulary(logits, TokenLabels(tokens), key)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from PySide6.QtCore import Qt, Signal
 
 from compute import Stage
 from gui.model.sampling import SamplingResult
@@ -56,12 +57,28 @@ class StageBars(FitBars):
 
 
 class TokenPlot(StageBars):
-    """The most probable tokens: softmax(z / T) beside what is sampled from after the cuts."""
+    """The most probable tokens: softmax(z / T) beside what is sampled from after the cuts.
+
+    ``barClicked(i)`` fires on a left click over token ``i`` of those shown
+    (the model source appends that token to the generate strip).
+    """
+
+    barClicked = Signal(int)
 
     def __init__(self):
         super().__init__(tr("sampling.bars.title"), [(tr("sampling.bars.before"), "secondary"),
                                                      (tr("sampling.bars.after"), "accent")],
                          y_label=tr("sampling.bars.y"), value_labels=True)
+        self.scene().sigMouseClicked.connect(self._clicked)
+
+    def _clicked(self, event) -> None:
+        vb = self.getPlotItem().getViewBox()
+        pos = event.scenePos()
+        if event.button() != Qt.MouseButton.LeftButton or not vb.sceneBoundingRect().contains(pos):
+            return
+        i = int(round(vb.mapSceneToView(pos).x()))
+        if 0 <= i < self.stages.size:
+            self.barClicked.emit(i)
 
     def show_result(self, r: SamplingResult) -> None:
         ids = r.shown

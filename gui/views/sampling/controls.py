@@ -78,6 +78,10 @@ class VocabularyBox(QGroupBox):
         self.stretch = QWidget()  # takes the room the score table would when it is hidden
         lay.addWidget(self.stretch, 1)
 
+    def add_source_widget(self, widget: QWidget) -> None:
+        """A source's own widget (the model strip) right under the source choice."""
+        self.layout().insertWidget(1, widget)
+
     def show_result(self, model: SamplingModel) -> None:
         """The score table only for the score source, the file's name only for the file source."""
         scores = model.logits == "scores"

@@ -5,6 +5,9 @@ panel draws one in its ``show_result``.  Small draws are made on the GUI
 thread; large ones (see ``gui.model.sampling.needs_worker``) run in a
 :class:`~gui.widgets.jobs.Job` over the model's ``draw_steps`` generator,
 with a progress bar and Cancel, while the expected counts stay on screen.
+With the model source (``logits`` "model") the vocabulary is a real
+model's next-token logits and a generate strip draws from them
+(:mod:`gui.views.sampling.real`).
 """
 
 from __future__ import annotations
@@ -13,6 +16,8 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QGridLayout, QLabel, QTabWidget, QWidget
 
+from gui.export.atomic import ExportError
+from gui.model import llm
 from gui.model.sampling import CURVE_T, DrawResult, SamplingModel, SamplingResult, draw_steps, needs_worker
 from gui.model.texts import tr
 from gui.views.base import BaseView
@@ -21,6 +26,7 @@ from gui.views.sampling.controls import VocabularyBox, form_box, knobs_box
 from gui.views.sampling.curves import CumulativePlot, CurvePlot
 from gui.views.sampling.draws import READOUTS, DrawPlot, DrawProgress, DrawState, Readouts
 from gui.views.sampling.gumbel import GumbelTab
+from gui.views.sampling.real import ModelPart
 from gui.views.sampling.router import ROUTER_READOUTS, RouterTab
 from gui.widgets.file_strip import FileDrops
 
@@ -63,12 +69,17 @@ class SamplingView(FileDrops, BaseView):
         self.router_tab = RouterTab(m, self.readout_box(ROUTER_READOUTS), self.readouts, self._refused, self.controls)
         self.router_map = self.add_plot("router_gates", self.router_tab.gates)
         self.router_load = self.add_plot("router_load", self.router_tab.load)
+        self.real = ModelPart(self)  # the model source: model strip, generate strip, their job
+        self.model_strip, self.generate = self.real.strip, self.real.generate
+        self.vocabulary.add_source_widget(self.model_strip)
+        self.bars.barClicked.connect(self.real.choose)
 
         vocab_tab = QWidget()
         grid = QGridLayout(vocab_tab)
         grid.setContentsMargins(0, 0, 0, 0)
+        grid.addWidget(self.generate, 0, 0, 1, 2)
         for i, plot in enumerate((self.bars, self.cumulative, self.draw_bars, self.curves)):
-            grid.addWidget(plot, i // 2, i % 2)
+            grid.addWidget(plot, 1 + i // 2, i % 2)
         grid.setColumnStretch(0, 3)
         grid.setColumnStretch(1, 2)
         self.tabs = QTabWidget()
@@ -127,11 +138,19 @@ class SamplingView(FileDrops, BaseView):
         self.tell(tr("sampling.draws.cancelled"))
         self.schedule_redraw()
 
+    def arrays(self):
+        """The model's arrays; a real model that fails to run refuses the export with its reason."""
+        try:
+            return super().arrays()
+        except llm.ModelError as exc:
+            raise ExportError(str(exc)) from None
+
     # -- drawing -------------------------------------------------------------------------------
     def redraw(self) -> None:
         m = self.model
         self.vocabulary.show_result(m)
-        notes = []
+        self.real.prepare()
+        notes = self.real.notes()
         if m.logits == "file" and m.loaded is None:
             notes.append(tr("sampling.no_file.note"))
         try:
@@ -141,6 +160,7 @@ class SamplingView(FileDrops, BaseView):
             return
         state = self._draw_state(r)
         self.bars.show_result(r)
+        self.real.show(r)
         self.cumulative.show_result(r)
         self.draw_bars.show_result(state)
         self.summary.show_result(state)
