@@ -209,7 +209,7 @@ def test_the_panel_survives_a_language_switch_and_rebuilt_views(window, panel):
 
 def test_tabs_are_selected_by_name(window):
     view = window.view("sampling")
-    assert view.tab_names() == ("vocab", "gumbel", "router")
+    assert view.tab_names() == ("vocab", "gumbel", "router", "speculative")
     view.select_tab("router")
     assert view.tabs.currentWidget() is view.router_tab
     with pytest.raises(ValueError, match="no tab 'nope'"):

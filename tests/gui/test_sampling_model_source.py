@@ -85,9 +85,7 @@ def click_bar(qtbot, plot, i: int) -> None:
 
 
 def click_cell(qtbot, strip, row: int) -> None:
-    lst = strip.list
-    lst.scrollToItem(lst.item(row))
-    qtbot.mouseClick(lst.viewport(), Qt.MouseButton.LeftButton, pos=lst.visualItemRect(lst.item(row)).center())
+    qtbot.mouseClick(strip.list.viewport(), Qt.MouseButton.LeftButton, pos=strip.cell_rect(row).center())
 
 
 # -- the vocabulary ---------------------------------------------------------------------------------

@@ -42,6 +42,7 @@ from gui.model.sampling.draws import DrawInputs, DrawResult, compute_draws
 from gui.model.sampling.results import CurveResult, GumbelResult, SamplingResult
 from gui.model.sampling.real import DEFAULT_PROMPT, GenStrip, ModelSourcePart, context_steps
 from gui.model.sampling.router import RouterResult, router
+from gui.model.sampling.speculative import SpeculativeResult, draft_logits, rate_curve, speculative, speculative_arrays
 from gui.model.sampling.vocabulary import (
     MAX_V,
     SOURCES,
@@ -77,7 +78,7 @@ def _log_ranks(v: int, points: int = CUM_POINTS) -> np.ndarray:
 class SamplingModel(ModelSourcePart, ViewModel):
     name: ClassVar[str] = "sampling"
     #: The view's tabs, in order, by the names a lesson step's ``tab`` uses (BaseView.select_tab).
-    TAB_NAMES: ClassVar[tuple[str, ...]] = ("vocab", "gumbel", "router")
+    TAB_NAMES: ClassVar[tuple[str, ...]] = ("vocab", "gumbel", "router", "speculative")
     logits: str = choice("zipf", SOURCES)
     vocab: int = param(50257, minimum=10, maximum=MAX_V, log=True, integer=True)
     seed: int = param(0, minimum=0, maximum=2**31 - 1, integer=True, control="spin")
@@ -97,6 +98,10 @@ class SamplingModel(ModelSourcePart, ViewModel):
     router_k: int = param(2, minimum=1, maximum=8, integer=True)
     router_tokens: int = param(1024, minimum=16, maximum=65_536, log=True, integer=True)
     gate_temperature: float = param(1.0, minimum=0.05, maximum=5.0, log=True)
+    #: speculative decoding: the draft is the vocabulary's logits plus noise, at its own temperature
+    draft_temperature: float = param(1.5, minimum=0.05, maximum=5.0, log=True)
+    draft_noise: float = param(0.5, minimum=0.0, maximum=3.0)
+    spec_steps: int = param(10_000, minimum=1, maximum=MAX_DRAWS, log=True, integer=True)
     #: a .npy of logits (``--logits_file`` on the command line, saved in sessions)
     logits_file: str = path_param()
     #: the model source's model (a folder or a Hugging Face id) and prompt
@@ -311,6 +316,19 @@ class SamplingModel(ModelSourcePart, ViewModel):
             cached = self._draws = compute_draws(self.draw_inputs(scores))
         return cached
 
+    def speculative_result(self, scores: ScoreRow | None = None) -> SpeculativeResult:
+        """The draft q against the target p and ``spec_steps`` simulated steps (see gui.model.sampling.speculative)."""
+        vocab = self.vocabulary(scores)
+        knobs = self.knobs()
+        noise, seed = float(self.draft_noise), int(self.seed)
+        base = (vocab.key, tuple(knobs.items()), noise, seed)
+        curve = self._cached("spec_curve", base, lambda: rate_curve(
+            compute.filter_probs(vocab.logits, **knobs), draft_logits(vocab.logits, noise, seed),
+            {k: v for k, v in knobs.items() if k != "temperature"}))
+        key = (*base, float(self.draft_temperature), int(self.spec_steps), int(self.shown))
+        return self._cached("speculative", key, lambda: speculative(
+            vocab, knobs, float(self.draft_temperature), noise, int(self.spec_steps), seed, int(self.shown), curve))
+
     def router(self) -> RouterResult:
         key = (self.experts, self.router_k, self.router_tokens, self.seed, self.gate_temperature)
         return self._cached("router", key, lambda: router(*key))
@@ -347,5 +365,6 @@ class SamplingModel(ModelSourcePart, ViewModel):
             "router_gates": ExportArray(rt.dense, experts, tuple(f"token {i + 1}" for i in range(rt.dense.shape[0]))),
             "router_load": ExportArray(np.column_stack([np.arange(1, len(experts) + 1), rt.load, rt.importance]),
                                        ("expert", "tokens", "importance")),
+            **speculative_arrays(self.speculative_result(scores)),
             **self.model_arrays(),
         }

@@ -20,15 +20,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from PySide6.QtCore import QSize, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QFont
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QFont, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QGridLayout,
     QHBoxLayout,
     QListView,
-    QListWidget,
-    QListWidgetItem,
     QPushButton,
     QSpinBox,
     QWidget,
@@ -88,7 +86,10 @@ class GenerateStrip(QWidget):
         self.clear_button.setToolTip(tr("sampling_model.strip.clear.tooltip"))
         self.clear_button.clicked.connect(self.clear_requested)
 
-        self.list = QListWidget()
+        self.cells = QStandardItemModel(self)
+        self.list = QListView()
+        self.list.setModel(self.cells)
+        self.list.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.list.setObjectName("sampling.generate.list")
         self.list.setToolTip(tr("sampling_model.strip.list.tooltip"))
         self.list.setFlow(QListView.Flow.LeftToRight)
@@ -98,7 +99,7 @@ class GenerateStrip(QWidget):
         self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
         self.list.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.list.setHorizontalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
-        self.list.itemClicked.connect(lambda item: self.rewind_requested.emit(self.list.row(item)))
+        self.list.clicked.connect(lambda index: self.rewind_requested.emit(index.row()))
         line = self.list.fontMetrics().lineSpacing()
         scrollbar = self.list.style().pixelMetric(self.list.style().PixelMetric.PM_ScrollBarExtent)
         self.list.setFixedHeight(2 * line + scrollbar + 14)
@@ -132,30 +133,27 @@ class GenerateStrip(QWidget):
         """The prompt's end, then one cell per token; the cells after ``cursor`` dimmed, the cursor's selected."""
         theme = themes.current()
         self._cells, self._cursor = tuple(cells), cursor
-        self.list.clear()
+        self.cells.clear()
         tail = prompt.replace("\n", " ")
         tail = tail if len(tail) <= PROMPT_TAIL else "…" + tail[-PROMPT_TAIL + 1:]
-        first = QListWidgetItem(f"{tr('sampling_model.strip.prompt')}\n{tail}")
+        first = QStandardItem(f"{tr('sampling_model.strip.prompt')}\n{tail}")
         first.setToolTip(tr("sampling_model.strip.prompt.tooltip", prompt=prompt))
         self._style(first, QColor(theme.muted), italic=True)
-        self.list.addItem(first)
+        self.cells.appendRow(first)
         for i, cell in enumerate(cells):
-            item = QListWidgetItem(f"{cell.token}\n"
+            item = QStandardItem(f"{cell.token}\n"
                                    + tr("sampling_model.strip.cell", p=short_number(cell.probability), rank=cell.rank))
             item.setToolTip(cell.tooltip)
             after = i + 1 > cursor
             colour = theme.muted if after else (theme.highlight if cell.chosen else theme.foreground)
             self._style(item, QColor(colour), italic=after)
-            self.list.addItem(item)
-        self.list.blockSignals(True)
-        self.list.setCurrentRow(min(cursor, len(cells)))
-        self.list.blockSignals(False)
-        self.list.scrollToItem(self.list.item(min(cursor, len(cells))))
-        if cursor == len(cells):
-            self.list.scrollToBottom()
+            self.cells.appendRow(item)
+        current = self.cells.index(min(cursor, len(cells)), 0)
+        self.list.setCurrentIndex(current)
+        self.list.scrollTo(current)
 
     @staticmethod
-    def _style(item: QListWidgetItem, colour: QColor, *, italic: bool) -> None:
+    def _style(item: QStandardItem, colour: QColor, *, italic: bool) -> None:
         item.setForeground(QBrush(colour))
         item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
         if italic:
@@ -172,6 +170,8 @@ class GenerateStrip(QWidget):
     def cursor(self) -> int:
         return self._cursor
 
-    def sizeHint(self) -> QSize:  # noqa: N802 - Qt's name
-        hint = super().sizeHint()
-        return QSize(hint.width(), max(hint.height(), self.list.height()))
+    def cell_rect(self, row: int):
+        """Where cell ``row`` (0: the prompt's) is drawn, in the list's viewport, scrolled into sight."""
+        index = self.cells.index(row, 0)
+        self.list.scrollTo(index)
+        return self.list.visualRect(index)

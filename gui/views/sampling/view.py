@@ -21,6 +21,7 @@ from gui.model import llm
 from gui.model.sampling import CURVE_T, DrawResult, SamplingModel, SamplingResult, draw_steps, needs_worker
 from gui.model.texts import tr
 from gui.views.base import BaseView
+from gui.widgets.explanation import explanation_html
 from gui.views.sampling.bars import TokenPlot
 from gui.views.sampling.controls import VocabularyBox, form_box, knobs_box
 from gui.views.sampling.curves import CumulativePlot, CurvePlot
@@ -28,6 +29,7 @@ from gui.views.sampling.draws import READOUTS, DrawPlot, DrawProgress, DrawState
 from gui.views.sampling.gumbel import GumbelTab
 from gui.views.sampling.real import ModelPart
 from gui.views.sampling.router import ROUTER_READOUTS, RouterTab
+from gui.views.sampling.speculative import SPEC_READOUTS, SpeculativeTab
 from gui.widgets.file_strip import FileDrops
 
 
@@ -69,6 +71,9 @@ class SamplingView(FileDrops, BaseView):
         self.router_tab = RouterTab(m, self.readout_box(ROUTER_READOUTS), self.readouts, self._refused, self.controls)
         self.router_map = self.add_plot("router_gates", self.router_tab.gates)
         self.router_load = self.add_plot("router_load", self.router_tab.load)
+        self.spec_tab = SpeculativeTab(m, self.readout_box(SPEC_READOUTS), self.readouts, self._refused, self.controls)
+        for key in ("pq", "residual", "steps", "rate"):
+            self.add_plot(f"speculative_{key}", getattr(self.spec_tab, key))
         self.real = ModelPart(self)  # the model source: model strip, generate strip, their job
         self.model_strip, self.generate = self.real.strip, self.real.generate
         self.vocabulary.add_source_widget(self.model_strip)
@@ -87,8 +92,11 @@ class SamplingView(FileDrops, BaseView):
         self.tabs.addTab(vocab_tab, tr("sampling.tab.vocab"))
         self.tabs.addTab(self.gumbel_tab, tr("sampling.tab.gumbel"))
         self.tabs.addTab(self.router_tab, tr("sampling.tab.router"))
+        self.tabs.addTab(self.spec_tab, tr("sampling_model.tab.speculative"))
         self.tabs.currentChanged.connect(self.state_changed)
         self.arrange([self.vocabulary, knobs, draws, more, readouts, self.note], self.tabs, min_width=330)
+        # the view's explanation, then the model source's and speculative decoding's
+        self.explain.setHtml(explanation_html(f"{tr('view.sampling.explain')}\n\n{tr('sampling_model.explain')}"))
 
         # -- the background draws ------------------------------------------------------
         self.job.busy_changed.connect(self.progress.show_busy)
@@ -175,4 +183,6 @@ class SamplingView(FileDrops, BaseView):
                 notes.append(tr("sampling.gumbel.outside", label=g.hard_label))
         if tab is self.router_tab or self.synchronous:
             self.router_tab.show_result(m.router())
+        if tab is self.spec_tab or self.synchronous:
+            self.spec_tab.show_result(m.speculative_result(self.scores))
         self.note.setText("\n".join(notes))

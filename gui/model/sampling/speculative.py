@@ -1,0 +1,114 @@
+"""Speculative decoding on the Sampling view's vocabulary (no Qt): a draft q against the target p.
+
+The target ``p`` is what the view samples from (the knobs applied to the
+vocabulary's logits).  The draft ``q`` stands in for a smaller model: the
+same logits plus seeded Gaussian noise of standard deviation ``noise``, at
+the draft temperature, with the same cuts (with the model source: the same
+model at another temperature, perturbed).  :func:`compute.speculative_accept`
+gives the acceptance rate ``Σ min(p, q)``, the per-token acceptance
+``min(1, p/q)`` and the residual ``norm(max(0, p − q))``;
+:func:`compute.speculative_sample` runs the accept/resample rule ``n``
+times, whose output tokens follow ``p`` exactly, checked with Pearson's χ².
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+import compute
+from gui.model.base import ExportArray
+from gui.model.sampling.draws import MIN_EXPECTED
+from gui.model.sampling.vocabulary import Vocabulary
+
+#: The draft temperatures of the acceptance-rate curve.
+DRAFT_T = np.geomspace(0.05, 5.0, 41)
+
+
+@dataclass(frozen=True, eq=False)
+class SpeculativeResult:
+    """The draft against the target over the whole vocabulary, and ``n`` simulated steps."""
+
+    p: np.ndarray  # (V,) target
+    q: np.ndarray  # (V,) draft
+    accept: np.ndarray  # (V,) min(1, p/q)
+    residual: np.ndarray  # (V,) norm(max(0, p - q))
+    rate: float  # Σ min(p, q)
+    shown: np.ndarray  # ids of the tokens shown (most probable under p or q)
+    labels: tuple[str, ...]
+    n: int
+    counts: np.ndarray  # (V,) tokens that came out of the n steps
+    accepted: np.ndarray  # (V,) of those, accepted proposals
+    rejected: int
+    chi2: float
+    dof: int
+    p_value: float
+    curve_t: np.ndarray  # draft temperatures
+    curve_rate: np.ndarray  # Σ min(p, q) at each (same noise and cuts)
+    draft_t: float
+    target_t: float  # the target's temperature (where the draft would match it without noise)
+
+    @property
+    def observed_rate(self) -> float:
+        return 1.0 - self.rejected / self.n if self.n else float("nan")
+
+
+def draft_logits(logits: np.ndarray, noise: float, seed: int) -> np.ndarray:
+    """The draft's logits: ``logits`` plus ``noise`` times seeded standard normal noise (-inf stays -inf)."""
+    if noise == 0:
+        return logits
+    eps = np.random.default_rng([int(seed), 0x5BEC]).standard_normal(logits.size)
+    return logits + noise * eps
+
+
+def rate_curve(p: np.ndarray, draft: np.ndarray, cuts: dict[str, Any]) -> np.ndarray:
+    """``Σ min(p, q(T))`` for each draft temperature of DRAFT_T."""
+    return np.array([np.minimum(p, compute.filter_probs(draft, temperature=float(t), **cuts)).sum()
+                     for t in DRAFT_T])
+
+
+def speculative(vocab: Vocabulary, knobs: dict[str, Any], draft_t: float, noise: float, n: int, seed: int,
+                shown: int, curve: np.ndarray | None = None) -> SpeculativeResult:
+    """The target, the draft, the acceptance rule and ``n`` seeded steps (a pure function of its inputs).
+
+    ``curve`` is :func:`rate_curve` of the same p, draft and cuts when already made (it does not
+    depend on ``draft_t``, ``n`` or ``shown``); else it is made here.
+    """
+    logits = vocab.logits
+    cuts = {k: v for k, v in knobs.items() if k != "temperature"}
+    p = compute.filter_probs(logits, **knobs)
+    draft = draft_logits(logits, noise, seed)
+    q = compute.filter_probs(draft, temperature=draft_t, **cuts)
+    rule = compute.speculative_accept(p, q)
+    out = compute.speculative_sample(p, q, n, seed)
+    keep = p > 0
+    chi2, dof, p_value = compute.chi_square_test(out.counts[keep], n * p[keep], min_expected=MIN_EXPECTED)
+    k = min(shown, logits.size)
+    both = np.maximum(p, q)
+    top = np.argpartition(-both, k - 1)[:k] if k < logits.size else np.arange(logits.size)
+    top = top[np.lexsort((top, -both[top]))]
+    return SpeculativeResult(
+        p=p, q=q, accept=rule.accept, residual=rule.residual, rate=float(rule.rate), shown=top,
+        labels=tuple(vocab.label(i) for i in top), n=int(n), counts=out.counts, accepted=out.accepted,
+        rejected=int(out.rejected), chi2=float(chi2), dof=int(dof), p_value=float(p_value),
+        curve_t=DRAFT_T, curve_rate=rate_curve(p, draft, cuts) if curve is None else curve, draft_t=float(draft_t),
+        target_t=float(knobs["temperature"]))
+
+
+def speculative_arrays(s: SpeculativeResult) -> dict[str, ExportArray]:
+    """The tokens shown (p, q, acceptance, residual, expected and observed counts), the summary, the curve."""
+    ids = s.shown
+    table = np.column_stack([ids, s.p[ids], s.q[ids], s.accept[ids], s.residual[ids], s.n * s.p[ids],
+                             s.counts[ids], s.accepted[ids]])
+    return {
+        "speculative_tokens": ExportArray(table, ("token_id", "p", "q", "accept", "residual", "expected",
+                                                  "observed", "accepted"), s.labels),
+        "speculative_draft": ExportArray(np.column_stack([s.p, s.q, s.residual]), ("p", "q", "residual"),
+                                         csv=False),
+        "speculative_summary": ExportArray(
+            np.array([[s.n, s.rate, s.observed_rate, s.rejected, s.chi2, s.dof, s.p_value, s.draft_t]]),
+            ("steps", "rate", "observed_rate", "rejected", "chi2", "dof", "p_value", "draft_temperature")),
+        "speculative_rate": ExportArray(np.column_stack([s.curve_t, s.curve_rate]), ("draft_temperature", "rate")),
+    }
