@@ -278,7 +278,8 @@ class ModelSourcePart:
             raise llm.ModelError(outcome.error)
 
     def strip_state(self) -> dict[str, Any]:
-        return {"strip": self.strip.to_state()} if self.strip.steps else {}
+        """The strip of the current model and prompt, for a session (nothing when it is empty or another's)."""
+        return {"strip": self.strip.to_state()} if self.strip_now.steps else {}
 
     def model_arrays(self) -> dict[str, ExportArray]:
         """``tokens`` (every token's string, .npz only) and the strip, when a model's logits are shown."""

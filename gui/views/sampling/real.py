@@ -57,8 +57,10 @@ class ModelPart:
         """Disable the strip and the ``model`` entry of the logits choice with the reason when the extra is missing."""
         reason = llm_source.unavailable_reason()
         self.strip.set_unavailable(reason)
-        combo = self.view.controls["logits"].combo
-        combo.setToolTip(tr("sampling_model.logits.tooltip"))
+        choice = self.view.controls["logits"]
+        combo = choice.combo
+        for w in (choice, choice.label, combo):
+            w.setToolTip(tr("sampling_model.logits.tooltip"))  # the sources, the model's among them
         item = combo.model().item(combo.findData("model"))
         if item is not None:
             item.setEnabled(reason is None)
@@ -181,7 +183,7 @@ class ModelPart:
     def _tooltip(token: str, s: llm.GenStep, v: int) -> str:
         how = ("sampling_model.strip.cut" if s.chosen and not s.kept else
                "sampling_model.strip.chosen" if s.chosen else "sampling_model.strip.drawn")
-        return tr("sampling_model.strip.cell.tooltip", position=s.position + 1, token=token, token_id=s.token_id,
+        return tr("sampling_model.strip.cell.tooltip", position=s.position + 1, token=token, ident=s.token_id,
                   p=fmt(s.probability), rank=f"{s.rank:,}", v=f"{v:,}" if v else "?", how=tr(how))
 
     def notes(self) -> list[str]:
