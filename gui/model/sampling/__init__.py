@@ -3,8 +3,10 @@
 One module per part: ``vocabulary`` (the logit row's sources and the file
 loader), ``draws`` (the seeded draws as a generator over an immutable
 snapshot, and their chi-square test), ``router`` (the mixture-of-experts
-gate), ``results`` (what the panels are handed) and ``model`` (the
-parameters, the caches and the export).
+gate), ``real`` (the model source: a real model's next-token logits and
+the generate strip), ``speculative`` (a draft q against the target p),
+``results`` (what the panels are handed) and ``model`` (the parameters,
+the caches and the export).
 """
 
 from gui.model.sampling.draws import (
