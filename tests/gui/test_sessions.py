@@ -101,7 +101,7 @@ def test_a_refused_session_changes_nothing(tmp_path):
     ("digits_400_param.json", "integer of 400 digits"),
     ("digits_5000.json", "too long to read"),
     ("attention_truncated.npz.json", "attention: truncated.npz is damaged or truncated"),
-    ("attention_d0.npz.json", "attention: d0.npz: d_k = 0"),
+    ("attention_d0.npz.json", "attention: d0.npz: dₖ = 0"),
     ("attention_pipe.npz.json", "FIFO"),
     ("sampling_text.npy.json", "sampling: text.npy is a text file"),
 ])
