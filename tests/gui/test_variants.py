@@ -116,7 +116,7 @@ def test_the_model_clamps_the_head_and_greys_the_knobs_of_switched_off_variants(
     assert m.bounds("alibi_head") == (1, 4) and m.value_in_use("alibi_head") == 4
     assert m.alibi_result().head == 4
     assert not m.applies("window") and not m.applies("row_n")
-    m.set_param("sink_tokens_on", "on")
+    m.show_variant("sink_tokens", True)
     m.set_param("row", "random")
     assert m.applies("window") and m.applies("row_n")
     with pytest.raises(ValueError, match="between 1 and 100"):
@@ -124,6 +124,21 @@ def test_the_model_clamps_the_head_and_greys_the_knobs_of_switched_off_variants(
     s = m.sigmoid_result()
     np.testing.assert_allclose(s.sigmoid_sums, s.sigmoid.sum(axis=-1))
     assert np.all(s.curve_sum < 3) and s.curve_sum_b0[-1] > 1000  # b = -log n keeps the sums near 1
+
+
+def test_the_shown_variants_travel_in_the_session_and_bad_ones_are_refused(lab):
+    m = lab.models["variants"]
+    m.set_shown(["logn", "sink"])
+    assert m.shown == ("sink", "logn") and m.selected() == ("softmax", "sink", "logn")
+    again = type(lab)()
+    again.restore(lab.session())
+    assert again.models["variants"].shown == ("sink", "logn")
+    with pytest.raises(ValueError, match="unknown variant"):
+        m.check_extra_state({"shown": ["softmax_two"]})
+    with pytest.raises(ValueError, match="list of names"):
+        m.check_extra_state({"shown": "sink"})
+    m.reset()
+    assert m.shown == ("softmax_one", "sink", "softcap", "ssmax")
 
 
 def test_the_tabs_show_their_controls_their_plots_and_the_models_numbers(qtbot, make_view, lab):
@@ -138,17 +153,21 @@ def test_the_tabs_show_their_controls_their_plots_and_the_models_numbers(qtbot, 
     for i in shown:
         np.testing.assert_array_equal(bars.heights[i], r.weights[METHODS[i]])
     legend = bars.getPlotItem().legend
-    assert "Σ = 0." in legend.items[METHODS.index("softmax_one")][1].text
+    assert f"Σ {r.total('softmax_one'):.3f}" in legend.items[METHODS.index("softmax_one")][1].text
     assert view.editor.isVisible() and set(view.plots()) == {"row"}
 
     bars.seriesClicked.emit(METHODS.index("sink_tokens"))  # the legend switches a variant through the model
-    assert m.sink_tokens_on == "on"
+    assert "sink_tokens" in m.shown and view.show_boxes["sink_tokens"].isChecked()
+    assert view.controls["window"].isEnabled()
     view.flush()
     assert bars.shown[METHODS.index("sink_tokens")]
+    view.show_boxes["softmax_one"].click()  # and so does its check box
+    view.flush()
+    assert "softmax_one" not in m.shown and not bars.shown[METHODS.index("softmax_one")]
 
     view.select_tab("alibi")
     qtbot.waitUntil(lambda: view.groups["alibi"].isVisible())
-    assert not view.editor.isVisible() and not view.groups["row"].isVisible()
+    assert not view.editor.isVisible() and not view.source.isVisible()
     assert set(view.plots()) == {"alibi_bias", "alibi_slopes", "alibi_plain", "alibi_biased"}
     m.set_param("alibi_head", 3)
     view.flush()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -10,16 +11,16 @@ from psygnal import evented
 
 from gui.model.base import ExportArray, ViewModel, choice, param
 from gui.model.scores import ScoreRow
+from gui.model.texts import tr
 from gui.model.variants import attention as att
 from gui.model.variants import rows
 from gui.model.variants.export import export_arrays
 
 ROW_SOURCES = ("scores", "random")
-SWITCH = ("off", "on")
-#: The parameters each tab's controls show (the seed shows on every tab: all draw from it).
+#: The parameters each tab uses (the seed's on every tab: all draw from it); the row tab's variant
+#: switches and their knobs sit under its bars, the others in the control column.
 TAB_PARAMS: dict[str, tuple[str, ...]] = {
-    "row": ("row", "row_n", "needle", "scale", "softmax_one_on", "sink_on", "sink_logit", "sink_tokens_on",
-            "sink_tokens", "window", "softcap_on", "cap", "ssmax_on", "ssmax_s", "logn_on", "logn_length"),
+    "row": ("row", "row_n", "needle", "scale", "sink_logit", "sink_tokens", "window"),
     "length": ("row", "row_n", "needle", "scale", "ssmax_s", "logn_length"),
     "softcap": ("row", "row_n", "needle", "scale", "cap"),
     "alibi": ("alibi_heads", "alibi_head"),
@@ -28,10 +29,24 @@ TAB_PARAMS: dict[str, tuple[str, ...]] = {
 }
 #: The row's source: on the row tabs, in a box of their own.
 SOURCE_PARAMS = ("row", "row_n", "needle", "scale")
-#: Tabs that read the row (and show the shared score table when the row is the shared one).
+#: The row tab's check boxes ("show", variant) and knobs ("param", name), as they are laid out under
+#: its bars, two to a row.
+SWITCH_GRID: tuple[tuple[tuple[str, str] | None, ...], ...] = (
+    (("show", "softmax_one"), ("show", "softcap")),
+    (("show", "ssmax"), ("show", "logn")),
+    (("show", "sink"), ("param", "sink_logit")),
+    (("show", "sink_tokens"), ("param", "sink_tokens")),
+    (None, ("param", "window")),
+)
+#: Tabs that read the row (the row's source is shown on them).
 ROW_TABS = ("row", "length", "softcap")
+#: Tabs that read the shared scores when the row is the shared one (the score table is shown on them;
+#: the length tab's rows are always needle among noise).
+SCORE_TABS = ("row", "softcap")
 #: Parameters used only by one variant of the row tab: greyed while it is switched off.
-VARIANT_PARAMS = {"sink_logit": "sink_on", "sink_tokens": "sink_tokens_on", "window": "sink_tokens_on"}
+VARIANT_PARAMS = {"sink_logit": "sink", "sink_tokens": "sink_tokens", "window": "sink_tokens"}
+#: The variants shown at first (and after a reset).
+DEFAULT_SHOWN = ("softmax_one", "sink", "softcap", "ssmax")
 
 
 @evented
@@ -44,17 +59,11 @@ class VariantsModel(ViewModel):
     seed: int = param(0, minimum=0, maximum=2**31 - 1, integer=True, control="spin")
     needle: float = param(6.0, minimum=0.0, maximum=20.0)
     scale: float = param(1.0, minimum=0.1, maximum=100.0, log=True)
-    softmax_one_on: str = choice("on", SWITCH)
-    sink_on: str = choice("on", SWITCH)
     sink_logit: float = param(1.0, minimum=-10.0, maximum=10.0)
-    sink_tokens_on: str = choice("off", SWITCH)
     sink_tokens: int = param(1, minimum=0, maximum=16, integer=True)
     window: int = param(2, minimum=1, maximum=rows.MAX_N, log=True, integer=True)
-    softcap_on: str = choice("on", SWITCH)
     cap: float = param(30.0, minimum=1.0, maximum=100.0)
-    ssmax_on: str = choice("on", SWITCH)
     ssmax_s: float = param(0.5, minimum=0.1, maximum=2.0)
-    logn_on: str = choice("off", SWITCH)
     logn_length: int = param(512, minimum=8, maximum=rows.MAX_N, log=True, integer=True)
     alibi_heads: int = param(8, minimum=1, maximum=16, integer=True)
     alibi_head: int = param(1, minimum=1, maximum=16, integer=True)
@@ -63,8 +72,50 @@ class VariantsModel(ViewModel):
     qk_scale: float = param(1.0, minimum=0.1, maximum=100.0, log=True)
     qk_gain: float = param(1.0, minimum=0.1, maximum=10.0, log=True)
 
+    #: The variants the row tab draws beside softmax, in METHODS order (view state, saved in sessions).
+    shown: tuple[str, ...] = DEFAULT_SHOWN
+
     def __post_init__(self) -> None:
         self._cache: dict[str, tuple[tuple, Any]] = {}
+
+    # -- which variants the row tab shows --------------------------------------------------------
+    def set_shown(self, variants: Iterable[str]) -> None:
+        """Show exactly ``variants`` beside softmax (any order, none at all is fine)."""
+        wanted = set(variants)
+        unknown = sorted(wanted - set(rows.VARIANTS))
+        if unknown:
+            raise ValueError(tr("variants.error.unknown", names=", ".join(unknown), variants=", ".join(rows.VARIANTS)))
+        shown = tuple(v for v in rows.VARIANTS if v in wanted)
+        if shown != self.shown:
+            self.shown = shown
+
+    def show_variant(self, variant: str, on: bool) -> None:
+        self.set_shown(set(self.shown) | {variant} if on else set(self.shown) - {variant})
+
+    def toggle(self, variant: str) -> None:
+        self.show_variant(variant, variant not in self.shown)
+
+    def extra_state(self) -> dict[str, Any]:
+        return {} if self.shown == DEFAULT_SHOWN else {"shown": list(self.shown)}
+
+    def check_extra_state(self, state: dict[str, Any]) -> dict[str, Any]:
+        unknown = sorted(set(state) - {"shown"})
+        if unknown:
+            raise ValueError(tr("variants.state.unknown", names=", ".join(unknown)))
+        shown = state.get("shown", list(DEFAULT_SHOWN))
+        if not isinstance(shown, list) or not all(isinstance(v, str) for v in shown):
+            raise ValueError(tr("variants.state.not_list"))
+        if set(shown) - set(rows.VARIANTS):
+            raise ValueError(tr("variants.error.unknown", names=", ".join(sorted(set(shown) - set(rows.VARIANTS))),
+                                variants=", ".join(rows.VARIANTS)))
+        return {"shown": tuple(v for v in rows.VARIANTS if v in shown)}
+
+    def apply_extra_state(self, checked: dict[str, Any]) -> None:
+        self.set_shown(checked.get("shown", DEFAULT_SHOWN))
+
+    def reset(self) -> None:
+        super().reset()
+        self.shown = DEFAULT_SHOWN
 
     # -- inputs ---------------------------------------------------------------------------------
     def applies(self, name: str) -> bool:
@@ -72,7 +123,7 @@ class VariantsModel(ViewModel):
         if name == "row_n":
             return self.row == "random"
         if name in VARIANT_PARAMS:
-            return getattr(self, VARIANT_PARAMS[name]) == "on"
+            return VARIANT_PARAMS[name] in self.shown
         return True
 
     def bounds(self, name: str) -> tuple[float, float]:
@@ -95,7 +146,7 @@ class VariantsModel(ViewModel):
 
     def selected(self) -> tuple[str, ...]:
         """softmax and the variants switched on, in the bars' order."""
-        return tuple(m for m in rows.METHODS if m == "softmax" or getattr(self, rows.SWITCHES[m]) == "on")
+        return ("softmax",) + self.shown
 
     def row_values(self, scores: ScoreRow) -> tuple[np.ndarray, tuple[str, ...]]:
         """The row before the scale: the shared scores, or the needle among the seed's noise."""

@@ -21,8 +21,8 @@ MAX_N = 65_536
 BARS_SHOWN = 16
 #: The methods of the row tab, in the order of the bars; softmax is always shown.
 METHODS = ("softmax", "softmax_one", "sink", "sink_tokens", "softcap", "ssmax", "logn")
-#: Each variant's on/off parameter.
-SWITCHES = {m: f"{m}_on" for m in METHODS[1:]}
+#: The variants (every method but softmax).
+VARIANTS = METHODS[1:]
 #: The lengths of the Length tab's curves (2 to MAX_N, log-spaced).
 LENGTHS = np.unique(np.geomspace(2, MAX_N, 25).round().astype(np.int64))
 #: The methods of the Length tab.

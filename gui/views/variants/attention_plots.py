@@ -130,7 +130,7 @@ class Histogram(Curves):
                          [(tr("variants.qk.plain"), "secondary", "solid"), (tr("variants.qk.normed"), 0, "solid")],
                          x_label=tr("variants.qk.logit"), y_label=tr("variants.qk.count"),
                          x_name=tr("variants.qk.logit"), y_name=tr("variants.qk.count"))
-        self.bounds = [self.add_line(angle=90), self.add_line(tr("variants.qk.bound_line"), angle=90, position=0.9)]
+        self.bounds = [self.add_line(tr("variants.qk.bound_line"), angle=90, position=0.9), self.add_line(angle=90)]
 
     def show_result(self, r: QkResult) -> None:
         self.curves[0].setData(r.edges, r.plain_counts.astype(float), stepMode="center")

@@ -64,9 +64,9 @@ class Curves(Plot):
             item.setXRange(lo - pad, hi + pad, padding=0)
 
     def add_line(self, label: str = "", *, angle: int = 0, position: float = 0.85) -> pg.InfiniteLine:
-        """A reference line; its label starts at ``position`` (0..1 along the line) and reads away from it,
-        above a horizontal line."""
-        opts = {"position": position, "anchors": [(0, 1), (0, 1)] if angle == 0 else [(0.5, 0), (0.5, 0)]}
+        """A reference line; its label starts at ``position`` (0..1 along the line): above a horizontal
+        line, right of a vertical one."""
+        opts = {"position": position, "anchors": [(0, 1), (0, 1)] if angle == 0 else [(0, 0), (0, 0)]}
         line = pg.InfiniteLine(angle=angle, movable=False, label=label or None, labelOpts=opts if label else None)
         self.getPlotItem().addItem(line, ignoreBounds=True)
         self.lines.append(line)

@@ -36,9 +36,11 @@ class RowBars(BarChart):
         super().__init__(tr("variants.row.title"), [(method_name(m), COLOURS[m]) for m in METHODS],
                          y_label=tr("plot.probs.y"), legend_columns=4, clickable_legend=True)
 
-    def show_result(self, r: RowResult) -> None:
+    def show_result(self, r: RowResult, knobs: dict[str, str]) -> None:
+        """``knobs``: the value of a knob set on another tab, by method (shown in its legend entry)."""
         for i, m in enumerate(METHODS):
-            self.set_series_name(i, tr("variants.row.series", name=method_name(m), sum=fmt(r.total(m), 3)))
+            name = method_name(m) if m not in knobs else tr("variants.row.knob", name=method_name(m), knob=knobs[m])
+            self.set_series_name(i, tr("variants.row.series", name=name, sum=fmt(r.total(m), 3)))
         self.set_shown([m in r.selected for m in METHODS])
         idx = r.shown
         heights = [r.weights[m][idx] for m in METHODS]

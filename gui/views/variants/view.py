@@ -9,24 +9,33 @@ tab shown and every tab's arrays.
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QGridLayout, QGroupBox, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QCheckBox, QGridLayout, QGroupBox, QTabWidget, QVBoxLayout, QWidget
+from superqt.utils import signals_blocked
 
 from gui.binding import connect_while_alive
 from gui.format import fmt
 from gui.model.texts import tr
-from gui.model.variants import METHODS, ROW_TABS, SOURCE_PARAMS, SWITCHES, TAB_PARAMS, VariantsModel
+from gui.model.variants import (
+    METHODS,
+    ROW_TABS,
+    SCORE_TABS,
+    SOURCE_PARAMS,
+    SWITCH_GRID,
+    TAB_PARAMS,
+    VariantsModel,
+)
 from gui.model.variants.rows import logn_factor
 from gui.views.base import BaseView
 from gui.views.variants.attention_plots import AlibiPanels, QkPanels, SigmoidPanels
 from gui.views.variants.row_plots import LengthPlot, RowBars, SoftcapBars, SoftcapCurve, SoftcapGrad
 from gui.widgets.plot import Plot
-from gui.widgets.sliders import param_form
+from gui.widgets.sliders import param_control, param_form
 
 #: The readouts each tab shows.
 TAB_READOUTS = {
-    "row": ("variants.readout.n", "variants.readout.sink_share", "variants.readout.logn_factor"),
+    "row": (),
     "length": ("variants.readout.n", "variants.readout.logn_factor"),
-    "softcap": ("variants.readout.n", "variants.readout.top_logit"),
+    "softcap": (),
     "alibi": ("variants.readout.slope",),
     "sigmoid": ("variants.readout.sigmoid_sum",),
     "qk_norm": ("variants.readout.qk_bound", "variants.readout.qk_range"),
@@ -52,11 +61,10 @@ class VariantsView(BaseView):
         self.controls: dict[str, QWidget] = {}
         self.editor = self.score_editor()
         self.source = self._group(tr("variants.group.row"), SOURCE_PARAMS)
-        self.groups = {tab: self._group(tr("variants.group.row_tab" if tab == "row" else f"variants.group.{tab}"),
-                                        tuple(p for p in names if p not in SOURCE_PARAMS))
-                       for tab, names in TAB_PARAMS.items()}
+        self.groups = {tab: self._group(tr(f"variants.group.{tab}"), self._column_params(tab))
+                       for tab in TAB_PARAMS if self._column_params(tab)}
         seed = param_form(m, ("seed",), message=self.status, controls=self.controls)
-        readouts = self.readout_box(READOUTS)
+        readouts = self.readout_group = self.readout_box(READOUTS)
         self.readout_rows = readouts.layout()
 
         self.row_bars = RowBars()
@@ -82,7 +90,7 @@ class VariantsView(BaseView):
             for key, plot in plots.items():
                 self.add_plot(key, plot)
         pages = {
-            "row": self.row_bars,
+            "row": self._row_page(),
             "length": grid((self.length_top,), (self.length_entropy,)),
             "softcap": grid((self.softcap_curve, self.softcap_grad), (self.softcap_bars,)),
             "alibi": grid((self.alibi.bias, self.alibi.slopes), (self.alibi.plain, self.alibi.biased)),
@@ -91,6 +99,7 @@ class VariantsView(BaseView):
         }
         self.tabs = QTabWidget()
         self.tabs.setObjectName("variants.tabs")
+        self.tabs.setUsesScrollButtons(False)  # every tab's name in sight (the window is wide enough)
         for tab, page in pages.items():
             self.tabs.addTab(page, tr(f"variants.tab.{tab}"))
             self.tabs.setTabToolTip(self.tabs.count() - 1, tr(f"variants.tab.{tab}.tooltip"))
@@ -105,6 +114,44 @@ class VariantsView(BaseView):
         self.arrange([column], self.tabs, min_width=330)
         connect_while_alive(self, m.events.row, lambda *_: self._arrange_tab())
         self._arrange_tab()
+
+    @staticmethod
+    def _column_params(tab: str) -> tuple[str, ...]:
+        """A tab's own parameters in the control column: not the source's, not the row tab's switches."""
+        under_bars = {cell[1] for row in SWITCH_GRID for cell in row if cell is not None and cell[0] == "param"}
+        return tuple(p for p in TAB_PARAMS[tab] if p not in SOURCE_PARAMS and p not in under_bars)
+
+    def _row_page(self) -> QWidget:
+        """The bars over the variants' switches and knobs (two to a row, so the column needs no scrolling)."""
+        box = QGroupBox(tr("variants.group.row_tab"))
+        lay = QGridLayout(box)
+        lay.setContentsMargins(6, 4, 6, 4)
+        lay.setVerticalSpacing(2)
+        self.show_boxes: dict[str, QCheckBox] = {}
+        for r, cells in enumerate(SWITCH_GRID):
+            for c, cell in enumerate(cells):
+                if cell is None:
+                    continue
+                kind, name = cell
+                if kind == "show":
+                    control = QCheckBox(tr(f"variants.show.{name}"))
+                    control.setToolTip(tr(f"variants.show.{name}.tooltip"))
+                    control.toggled.connect(lambda on, name=name: self.model.show_variant(name, on))
+                    self.show_boxes[name] = control
+                else:
+                    control = param_control(self.model, name)
+                    control.message.connect(self.status)
+                    self.controls[name] = control
+                lay.addWidget(control, r, c)
+        connect_while_alive(self, self.model.events.shown, lambda *_: self._follow_shown())
+        self._follow_shown()
+        lay.setColumnStretch(1, 1)
+        page = QWidget()
+        column = QVBoxLayout(page)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.addWidget(self.row_bars, 1)
+        column.addWidget(box)
+        return page
 
     def _group(self, title: str, names: tuple[str, ...]) -> QGroupBox:
         """A titled box of the controls of ``names`` (a parameter on several tabs gets a control on
@@ -130,16 +177,21 @@ class VariantsView(BaseView):
         for name, box in self.groups.items():
             box.setVisible(name == tab)
         self.source.setVisible(tab in ROW_TABS)
-        self.editor.setVisible(self.model.row == "scores" and tab in ROW_TABS)
+        self.editor.setVisible(self.model.row == "scores" and tab in SCORE_TABS)
         self.spacer.setVisible(self.editor.isHidden())
         for key in READOUTS:
             self.readout_rows.setRowVisible(self.readouts[key], key in TAB_READOUTS[tab])
+        self.readout_group.setVisible(bool(TAB_READOUTS[tab]))
+
+    def _follow_shown(self) -> None:
+        for name, box in self.show_boxes.items():
+            with signals_blocked(box):
+                box.setChecked(name in self.model.shown)
 
     def _legend_clicked(self, index: int) -> None:
         method = METHODS[index]
-        if method in SWITCHES:
-            name = SWITCHES[method]
-            self.model.set_param(name, "off" if getattr(self.model, name) == "on" else "on")
+        if method != "softmax":
+            self.model.toggle(method)
 
     def plots(self) -> dict[str, Plot]:
         """The plots of the tab shown (the export writes what is on screen)."""
@@ -152,12 +204,12 @@ class VariantsView(BaseView):
         if tab in ROW_TABS or every:
             r = m.row_result(self.scores)
             out["variants.readout.n"].setText(f"{r.n:,}")
-            out["variants.readout.sink_share"].setText(fmt(r.sink_share, 4))
             out["variants.readout.logn_factor"].setText(tr(
                 "variants.readout.logn_factor.value", factor=fmt(logn_factor(r.n, m.logn_length), 3),
                 n=f"{r.n:,}", length=f"{m.logn_length:,}"))
             if tab == "row" or every:
-                self.row_bars.show_result(r)
+                self.row_bars.show_result(r, {"softcap": f"C={m.cap:g}", "ssmax": f"s={m.ssmax_s:g}",
+                                              "logn": f"L={m.logn_length}"})
             if tab == "length" or every:
                 length = m.length_result()
                 self.length_top.show_result(length, r.n)
@@ -167,9 +219,6 @@ class VariantsView(BaseView):
                 self.softcap_curve.show_result(s)
                 self.softcap_grad.show_result(s)
                 self.softcap_bars.show_result(s, r.labels)
-                out["variants.readout.top_logit"].setText(tr(
-                    "variants.readout.top_logit.value", before=fmt(float(abs(s.logits).max()), 2),
-                    after=fmt(float(abs(s.capped_logits).max()), 2)))
         if tab == "alibi" or every:
             a = m.alibi_result()
             self.alibi.show_result(a)
