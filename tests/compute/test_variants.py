@@ -75,7 +75,8 @@ def test_softcap_is_bounded_by_the_cap_and_near_identity_for_small_x(x, cap):
     assert abs(y) <= cap
     assert math.copysign(1, y) == math.copysign(1, x) or y == 0
     if abs(x) <= 1e-2 * cap:  # tanh(z) = z - z³/3 + ...: the error is at most |x|³ / (3 cap²)
-        assert abs(y - x) <= abs(x) ** 3 / (3 * cap**2) + 4e-16 * abs(x)
+        # (+ 1e-300: x / cap rounds to a subnormal for the tiniest x)
+        assert abs(y - x) <= abs(x) ** 3 / (3 * cap**2) + 4e-16 * abs(x) + 1e-300
 
 
 @settings(max_examples=100, deadline=None)
@@ -379,7 +380,7 @@ def test_qk_norm_bounds_the_logits_whatever_the_input_scale(d, scale, g, seed):
 PROBS = hnp.arrays(np.float64, st.integers(2, 10), elements=st.floats(0, 1)).filter(lambda a: a.sum() > 0.1)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(PROBS, PROBS)
 def test_the_rule_recovers_p_and_its_rate_is_one_minus_total_variation(a, b):
     n = min(len(a), len(b))
