@@ -224,6 +224,11 @@ class LessonsDock(QDockWidget):
         super().closeEvent(event)
         self._give_room()
 
+    def dismiss(self) -> None:
+        """Hide the panel for this run only (nothing remembered): the window as without lessons."""
+        self.hide()
+        self._give_room()
+
     # -- room: on a narrow screen the card takes the place of the views' explanations ---------------
     def _take_room(self) -> None:
         """Hold every view's explanation folded while the panel is open on a narrow screen.

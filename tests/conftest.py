@@ -87,6 +87,7 @@ def window(qtbot, tmp_path):
     from gui.app import MainWindow
 
     w = MainWindow(settings_dir=tmp_path / "window-config")
+    w.lessons.dismiss()  # the window as the other tests know it; the Lessons panel has tests/gui/test_lessons.py
     qtbot.addWidget(w)
     w.show()
     qtbot.waitExposed(w)

@@ -275,3 +275,14 @@ def test_a_wide_screen_keeps_the_explanations(qtbot, tmp_path, monkeypatch):
     w.show()
     assert w.lessons.isVisible() and w.show_view("calculator").explanation_shown
     w.close()
+
+
+def test_dismissing_for_a_run_remembers_nothing(qtbot, tmp_path, monkeypatch):
+    monkeypatch.setattr(screen_fit, "available_at", lambda point=None: QRect(0, 0, 1366, 736))
+    w = MainWindow(settings_dir=tmp_path / "cfg", restore=False)
+    qtbot.addWidget(w)
+    w.lessons.dismiss()
+    w.show()
+    assert not w.lessons.isVisible() and w.show_view("calculator").explanation_shown
+    assert not w.settings.contains(lessons.CLOSED_KEY)
+    w.close()
