@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from gui.format import fmt
 from gui.model.texts import tr
 from gui.model.variants import AlibiResult, QkResult, SigmoidResult
 from gui.views.variants.curves import Curves
@@ -44,7 +43,6 @@ class SlopeBars(BarChart):
     def show_result(self, r: AlibiResult) -> None:
         self.set_y_range(0.0, float(r.slopes.max()) * 1.15)
         self.set_data([str(h + 1) for h in range(r.heads)], [r.slopes])
-        self.set_title(tr("variants.alibi.slopes.title_head", head=r.head, slope=fmt(r.slope, 4)))
 
 
 class AlibiPanels:
