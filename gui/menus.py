@@ -80,16 +80,22 @@ def _edit_menu(window: MainWindow, menu: QMenu) -> None:
     menu.addAction(add_action(window, "action.paste", lambda: window._clipboard("paste"), SK.Paste))
 
 
-def _view_menu(window: MainWindow, menu: QMenu) -> None:
+def _choices(window: MainWindow, menu: QMenu, prefix: str, names, choose) -> dict[str, QAction]:
+    """One checkable, mutually exclusive action per name (``action.PREFIX_NAME``), calling ``choose(name)``."""
     group = QActionGroup(window)
     group.setExclusive(True)
-    window.theme_actions = {}
-    for mode in themes.MODES:
-        action = add_action(window, f"action.theme_{mode}", lambda _=False, m=mode: window.set_theme(m))
+    actions = {}
+    for name in names:
+        action = add_action(window, f"action.{prefix}_{name}", lambda _=False, n=name: choose(n))
         action.setCheckable(True)
         group.addAction(action)
         menu.addAction(action)
-        window.theme_actions[mode] = action
+        actions[name] = action
+    return actions
+
+
+def _view_menu(window: MainWindow, menu: QMenu) -> None:
+    window.theme_actions = _choices(window, menu, "theme", themes.MODES, window.set_theme)
 
     menu.addSeparator()
     explanation = add_action(window, "action.explanation", window.set_explanation_shown, EXPLANATION_SHORTCUT)
@@ -98,27 +104,11 @@ def _view_menu(window: MainWindow, menu: QMenu) -> None:
     menu.addAction(explanation)
 
     menu.addSeparator()
-    language_menu = menu.addMenu(tr("menu.language"))
-    language_group = QActionGroup(window)
-    language_group.setExclusive(True)
-    window.language_actions = {}
-    for lang in texts.LANGUAGES:
-        action = add_action(window, f"action.language_{lang}", lambda _=False, la=lang: window.set_language(la))
-        action.setCheckable(True)
-        language_group.addAction(action)
-        language_menu.addAction(action)
-        window.language_actions[lang] = action
+    window.language_actions = _choices(window, menu.addMenu(tr("menu.language")), "language", texts.LANGUAGES,
+                                       window.set_language)
 
     menu.addSeparator()
     backend_menu = menu.addMenu(tr("menu.backend"))
     backend_menu.setToolTipsVisible(True)
-    backend_group = QActionGroup(window)
-    backend_group.setExclusive(True)
-    window.backend_actions = {}
-    for name in compute.backends.BACKENDS:
-        action = add_action(window, f"action.backend_{name}", lambda _=False, n=name: window.set_backend(n))
-        action.setCheckable(True)
-        backend_group.addAction(action)
-        backend_menu.addAction(action)
-        window.backend_actions[name] = action
+    window.backend_actions = _choices(window, backend_menu, "backend", compute.backends.BACKENDS, window.set_backend)
     backend_menu.aboutToShow.connect(window._sync_backend_actions)
