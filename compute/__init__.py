@@ -11,6 +11,10 @@ _softmax       softmax, log_softmax, logsumexp, naive_softmax; the stability tri
 _steps         softmax_steps, softmax_over_temperatures, entropy, perplexity
 _normalizers   linear and shifted linear, hardmax, sparsemax, entmax, sigmoid
 _gradients     softmax Jacobian, cross-entropy with label smoothing and its gradient
+_losses        softmax + MSE, focal and class-weighted cross-entropy, with their gradients
+_training      softmax regression and a one-hidden-layer MLP trained by mini-batch gradient descent
+_calibration   reliability bins, ECE/MCE, NLL, Brier score, temperature scaling (fit_temperature)
+_distill       soft targets, the distillation loss (T^2 KL), dark knowledge, InfoNCE
 _precision     softmax computed in float16/bfloat16/float32/float64; thresholds
 _logdomain     smooth max/min (T * LSE) and the LSE gradient check
 _attention     scaled dot-product attention, its scores (attention_parts keeps them) and masks
@@ -96,9 +100,21 @@ from compute._attention import (
     masked_rows,
     padding_mask,
 )
+from compute._calibration import (
+    CalibrationReport,
+    ReliabilityBins,
+    brier_score,
+    calibration_report,
+    expected_calibration_error,
+    fit_temperature,
+    max_calibration_error,
+    negative_log_likelihood,
+    reliability_bins,
+)
 from compute._checks import Cancelled, check_temperature
 from compute._chi_square import chi2_sf, chi_square_test
 from compute._curves import sampling_curves, top_indices, zipf_logits
+from compute._distill import InfoNCE, dark_knowledge, distillation_loss, info_nce, soft_targets
 from compute._dk_sweep import dk_sweep, dk_sweep_steps
 from compute._draws import gumbel_max_sample, gumbel_max_steps, gumbel_softmax, sample, sample_counts
 from compute._filters import (
@@ -126,6 +142,17 @@ from compute._logdomain import (
     smooth_max_curve,
     smooth_min,
     smooth_min_curve,
+)
+from compute._losses import (
+    LOSSES,
+    batch_mean,
+    focal_loss,
+    focal_loss_grad,
+    loss_rows,
+    softmax_mse,
+    softmax_mse_grad,
+    weighted_cross_entropy,
+    weighted_cross_entropy_grad,
 )
 from compute._memory import attention_memory
 from compute._moe import MoERoute, expert_load, moe_route
@@ -170,6 +197,18 @@ from compute._steps import (
     softmax_over_temperatures,
     softmax_steps,
 )
+from compute._training import (
+    MODELS,
+    TrainConfig,
+    TrainRun,
+    balanced_weights,
+    classifier_features,
+    classifier_gradients,
+    classifier_logits,
+    init_classifier,
+    train_classifier,
+    train_classifier_steps,
+)
 from compute._variants import (
     alibi_bias,
     alibi_slopes,
@@ -202,6 +241,39 @@ from compute.backends import (
 )
 
 __all__ = [
+    "balanced_weights",
+    "classifier_features",
+    "classifier_gradients",
+    "classifier_logits",
+    "init_classifier",
+    "train_classifier",
+    "train_classifier_steps",
+    "CalibrationReport",
+    "ReliabilityBins",
+    "brier_score",
+    "calibration_report",
+    "expected_calibration_error",
+    "fit_temperature",
+    "max_calibration_error",
+    "negative_log_likelihood",
+    "reliability_bins",
+    "InfoNCE",
+    "dark_knowledge",
+    "distillation_loss",
+    "info_nce",
+    "soft_targets",
+    "LOSSES",
+    "batch_mean",
+    "focal_loss",
+    "focal_loss_grad",
+    "loss_rows",
+    "softmax_mse",
+    "softmax_mse_grad",
+    "weighted_cross_entropy",
+    "weighted_cross_entropy_grad",
+    "MODELS",
+    "TrainConfig",
+    "TrainRun",
     "active",
     "add_fallback_listener",
     "alibi_bias",

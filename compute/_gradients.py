@@ -178,14 +178,15 @@ def smoothed_target(
     return y
 
 
-def _ce_inputs(
+def target_rows(
     logits: ArrayLike,
     target: ArrayLike,
     label_smoothing: float,
     convention: str,
     axis: int,
 ) -> tuple[FloatArray, FloatArray, int, np.dtype[Any], tuple[int, ...]]:
-    """Logit rows (working dtype, classes last), matching ``y``, and restore info."""
+    """Logit rows (working dtype, classes last), the matching target distributions ``y``, and what
+    :func:`compute._rows._restore` needs (shared with :mod:`compute._losses`)."""
     a, ax, out_dtype, shape = _prepare(logits, axis)
     rows = _rows_last(a, ax)
     batch = rows.shape[:-1]
@@ -220,7 +221,7 @@ def cross_entropy(
     mass are fine), a ``-inf`` logit with target mass gives ``inf``, a NaN
     or all-``-inf`` row gives NaN.  With hard targets the loss is ``>= 0``.
     """
-    rows, y, _, out_dtype, _ = _ce_inputs(logits, target, label_smoothing, convention, axis)
+    rows, y, _, out_dtype, _ = target_rows(logits, target, label_smoothing, convention, axis)
     with np.errstate(all="ignore"):
         lp = log_softmax(rows, axis=-1)
         terms = np.where(y == 0, 0, y * lp)
@@ -243,7 +244,7 @@ def cross_entropy_grad(
     give NaN.  With a temperature, ``logits = s / T``, the gradient with
     respect to ``s`` is this divided by ``T``.
     """
-    rows, y, ax, out_dtype, shape = _ce_inputs(logits, target, label_smoothing, convention, axis)
+    rows, y, ax, out_dtype, shape = target_rows(logits, target, label_smoothing, convention, axis)
     with np.errstate(all="ignore"):
         g = softmax(rows, axis=-1) - y
         return _restore(g, ax, out_dtype, shape)
