@@ -199,6 +199,7 @@ from compute._steps import (
 )
 from compute._training import (
     MODELS,
+    TRAIN_HISTORY,
     TrainConfig,
     TrainRun,
     balanced_weights,
@@ -241,6 +242,7 @@ from compute.backends import (
 )
 
 __all__ = [
+    "TRAIN_HISTORY",
     "balanced_weights",
     "classifier_features",
     "classifier_gradients",

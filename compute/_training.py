@@ -32,7 +32,7 @@ from compute._losses import LOSSES, loss_rows
 from compute._softmax import log_softmax
 
 __all__ = [
-    "HISTORY",
+    "TRAIN_HISTORY",
     "MODELS",
     "balanced_weights",
     "classifier_features",
@@ -47,7 +47,7 @@ __all__ = [
 
 MODELS = ("linear", "mlp")
 #: The history's columns, one value per epoch (epoch 0 is the initial weights).
-HISTORY = ("train_loss", "val_loss", "train_nll", "val_nll", "train_accuracy", "val_accuracy",
+TRAIN_HISTORY = ("train_loss", "val_loss", "train_nll", "val_nll", "train_accuracy", "val_accuracy",
            "max_logit_norm", "mean_logit_norm", "grad_true_ce", "grad_true_mse")
 
 Params = dict[str, np.ndarray]
@@ -129,7 +129,7 @@ class TrainRun:
     """A training run: its configuration, the curves, and the weights after every epoch."""
 
     config: TrainConfig
-    history: dict[str, np.ndarray]  # HISTORY -> (epochs_done + 1,)
+    history: dict[str, np.ndarray]  # TRAIN_HISTORY -> (epochs_done + 1,)
     params: tuple[Params, ...]  # the weights after 0, 1, ..., epochs_done epochs
     class_weights: np.ndarray = field(repr=False)
 
@@ -163,7 +163,7 @@ def _true_class_gradients(z: np.ndarray, labels: np.ndarray) -> tuple[float, flo
 def _measure(config: TrainConfig, params: Params, data, weights: np.ndarray, teacher) -> dict[str, float]:
     x_tr, t_tr, x_va, t_va = data
     out: dict[str, float] = {}
-    for split, x, t in (("train_classifier", x_tr, t_tr), ("val", x_va, t_va)):
+    for split, x, t in (("train", x_tr, t_tr), ("val", x_va, t_va)):
         z = classifier_logits(params, x)
         k = z.shape[1]
         rows = np.arange(len(t))
@@ -209,7 +209,7 @@ def train_classifier_steps(config: TrainConfig, x_train: np.ndarray, y_train: np
     params = init_classifier(config.model, x_tr.shape[1], k, config.hidden, rng)
     y_tr = _targets(config, t_tr, k)
     data = (x_tr, t_tr, x_va, t_va)
-    history: dict[str, list[float]] = {name: [] for name in HISTORY}
+    history: dict[str, list[float]] = {name: [] for name in TRAIN_HISTORY}
     snapshots: list[Params] = []
 
     def record() -> TrainRun:

@@ -15,6 +15,7 @@ from gui.model.attention import AttentionModel
 from gui.model.base import ViewModel
 from gui.model.calculator import CalculatorModel
 from gui.model.gradients import GradientsModel
+from gui.model.learning import LearningModel
 from gui.model.logdomain import LogDomainModel
 from gui.model.normalizers import NormalizersModel
 from gui.model.online import OnlineModel
@@ -53,6 +54,7 @@ VIEWS: tuple[ViewSpec, ...] = (
     ViewSpec("sampling", SamplingModel, "gui.views.sampling:SamplingView"),
     ViewSpec("online", OnlineModel, "gui.views.online:OnlineView"),
     ViewSpec("variants", VariantsModel, "gui.views.variants:VariantsView"),
+    ViewSpec("learning", LearningModel, "gui.views.learning:LearningView"),
 )
 
 

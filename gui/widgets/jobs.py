@@ -2,8 +2,9 @@
 
 A :class:`Job` runs one pure function of an immutable input snapshot off the
 GUI thread.  The function may be a plain function or a generator: a
-generator *yields* its progress as a fraction in 0..1 and *returns* its
-result, and is where a cancel takes effect (it stops at its next ``yield``).  NumPy cannot be interrupted inside a
+generator *yields* its progress as a fraction in 0..1 (or a pair
+``(fraction, partial)``: a partial result, such as the curves of a training
+run so far, delivered by :attr:`Job.partial`) and *returns* its result, and is where a cancel takes effect (it stops at its next ``yield``).  NumPy cannot be interrupted inside a
 product, so a plain function always runs to its end; its result is simply
 dropped when it is no longer wanted.
 
@@ -15,7 +16,8 @@ Rules (the same for every view):
   next ``yield``), so a slider drag never piles up work.
 - ``delivered(key, result)`` and ``failed(key, message)`` fire on the GUI
   thread, and only for the newest key requested (stale work is never
-  delivered).  ``progressed(fraction)`` is for the newest key too.
+  delivered).  ``progressed(fraction)`` and ``partial(key, value)`` are for
+  the newest key too.
 - ``cancel()`` stops the newest work and remembers its key: the same key is
   not started again until another one has been requested (a user who
   cancelled a huge draw doesn't want it restarted by a repaint).
@@ -70,11 +72,13 @@ class Job(QObject):
     """
 
     progressed = Signal(float)
+    partial = Signal(object, object)  # key, the partial result a generator yielded
     delivered = Signal(object, object)  # key, result
     failed = Signal(object, str)  # key, message
     busy_changed = Signal(bool)
 
     _progress_from_worker = Signal(object, float)
+    _partial_from_worker = Signal(object, object)
     _done_from_worker = Signal(object)
 
     def __init__(self, function: Callable[[Any], Any], parent: QObject | None = None):
@@ -86,6 +90,7 @@ class Job(QObject):
         self._cancelled_key: Hashable | None = None
         self._shut_down = False
         self._progress_from_worker.connect(self._on_progress)
+        self._partial_from_worker.connect(self._on_partial)
         self._done_from_worker.connect(self._finish)
 
     # -- state -------------------------------------------------------------------------
@@ -185,6 +190,9 @@ class Job(QObject):
                     except StopIteration as stop:
                         out = stop.value
                         break
+                    if isinstance(fraction, tuple):
+                        fraction, partial = fraction
+                        self._partial_from_worker.emit(run.key, partial)
                     self._progress_from_worker.emit(run.key, float(fraction))
                     yield  # one step of superqt's GeneratorWorker loop
                     if run.aborted:  # checked here, not by worker.quit(), so that this
@@ -202,6 +210,10 @@ class Job(QObject):
     def _on_progress(self, key: Hashable, fraction: float) -> None:
         if key == self._wanted and not self._shut_down:
             self.progressed.emit(fraction)
+
+    def _on_partial(self, key: Hashable, value: Any) -> None:
+        if key == self._wanted and not self._shut_down:
+            self.partial.emit(key, value)
 
     def _finish(self, run: _Run) -> None:
         if run.handled:

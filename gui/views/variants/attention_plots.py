@@ -6,7 +6,7 @@ import numpy as np
 
 from gui.model.texts import tr
 from gui.model.variants import AlibiResult, QkResult, SigmoidResult
-from gui.views.variants.curves import Curves
+from gui.widgets.curves import Curves
 from gui.widgets.heatmap import Heatmap
 from gui.widgets.plot import BarChart
 

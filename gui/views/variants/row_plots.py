@@ -7,7 +7,7 @@ import numpy as np
 from gui.format import fmt
 from gui.model.texts import tr
 from gui.model.variants import GEMMA_CAPS, LENGTH_METHODS, METHODS, LengthResult, RowResult, SoftcapResult
-from gui.views.variants.curves import Curves
+from gui.widgets.curves import Curves
 from gui.widgets.plot import BarChart
 
 #: Each method's colour (softmax is the grey reference).

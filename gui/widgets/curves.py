@@ -1,4 +1,4 @@
-"""The Variants view's line plots: several named curves, a legend above them, the current x marked."""
+"""Line plots of several named curves: a legend above them, the current x marked, reference lines."""
 
 from __future__ import annotations
 

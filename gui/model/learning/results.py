@@ -1,0 +1,215 @@
+"""What the Learning view's tabs show, computed from a training run (no Qt).
+
+* :func:`calibration_result`: the test split's reliability before and after
+  temperature scaling (T fitted on the validation split's NLL) and at a
+  temperature set by hand, with ECE and NLL against T;
+* :func:`train_students` / :func:`distil_result`: two softmax-regression
+  students on a few training digits, one on hard labels and one on the
+  teacher's soft targets at T, and the soft targets of one digit;
+* :func:`contrast_result`: InfoNCE over two noisy views of a batch of test
+  digits, embedded by the pixels or by the trained model, against τ;
+* :func:`digits_result`: the test digits' predicted distributions, the
+  mistakes first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from dataclasses import dataclass
+
+import numpy as np
+
+from compute import (
+    CalibrationReport,
+    InfoNCE,
+    TrainConfig,
+    TrainRun,
+    calibration_report,
+    classifier_features,
+    classifier_logits,
+    dark_knowledge,
+    fit_temperature,
+    info_nce,
+    soft_targets,
+    train_classifier_steps,
+)
+from gui.model.learning.data import N_CLASSES, Digits, Split
+
+#: The temperatures the Calibrate tab's curves run over, and the range of the fitted T.
+T_CURVE = np.geomspace(0.1, 10.0, 81)
+T_FIT = (0.05, 20.0)
+#: The articles' teacher: cat, dog, bird.
+SEED_TEACHER = (0.95, 0.04, 0.01)
+#: The students: softmax regression, trained this long at this rate.
+STUDENT = TrainConfig(model="linear", epochs=60, learning_rate=0.5, batch_size=16)
+#: The Contrast tab's τ curve (CLIP starts its learnable τ near 0.07).
+TAU_CURVE = np.geomspace(0.01, 1.0, 81)
+CLIP_TAU = 0.07
+#: How many digits the Digits tab shows.
+SHOWN_DIGITS = 12
+
+
+# -- Calibrate -------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class CalibrationResult:
+    epoch: int
+    fitted_t: float
+    manual_t: float
+    before: CalibrationReport  # test split, T = 1
+    after: CalibrationReport  # test split, fitted T
+    manual: CalibrationReport  # test split, T by hand
+    temperatures: np.ndarray
+    ece: np.ndarray  # test ECE at each temperature
+    nll: np.ndarray  # test NLL at each temperature
+    val_nll: np.ndarray  # validation NLL at each temperature (what the fit minimises)
+
+
+def calibration_result(run: TrainRun, epoch: int, digits: Digits, split: Split, manual_t: float,
+                       n_bins: int) -> CalibrationResult:
+    params = run.at(epoch)
+    x = digits.x
+    z_val, z_test = classifier_logits(params, x[split.val]), classifier_logits(params, x[split.test])
+    t_val, t_test = digits.labels[split.val], digits.labels[split.test]
+    fitted = fit_temperature(z_val, t_val, *T_FIT)
+    reports = [calibration_report(z_test, t_test, t, n_bins) for t in T_CURVE]
+    val = [calibration_report(z_val, t_val, t, n_bins).nll for t in T_CURVE]
+    return CalibrationResult(
+        min(epoch, run.epochs_done), fitted, manual_t,
+        calibration_report(z_test, t_test, 1.0, n_bins), calibration_report(z_test, t_test, fitted, n_bins),
+        calibration_report(z_test, t_test, manual_t, n_bins), T_CURVE,
+        np.array([r.ece for r in reports]), np.array([r.nll for r in reports]), np.array(val))
+
+
+# -- Distil ----------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Students:
+    """Two students trained on the same few digits: on hard labels, and on the teacher's soft targets."""
+
+    temperature: float
+    alpha: float
+    examples: np.ndarray  # the training indices the students saw
+    hard: TrainRun
+    soft: TrainRun
+    hard_test: CalibrationReport
+    soft_test: CalibrationReport
+
+
+def student_rows(split: Split, n: int) -> np.ndarray:
+    """The first ``n`` training digits (the split is already shuffled by its seed)."""
+    return split.train[:n]
+
+
+def train_students(teacher: dict[str, np.ndarray], digits: Digits, split: Split, n: int, temperature: float,
+                   alpha: float, seed: int) -> Generator[float, None, Students]:
+    """Train both students (a job: yields progress); the teacher's weights are fixed."""
+    rows = student_rows(split, n)
+    x, labels = digits.x, digits.labels
+    config = TrainConfig(**{**STUDENT.__dict__, "seed": seed, "temperature": temperature, "alpha": alpha})
+    runs = []
+    for i, teacher_logits in enumerate((None, classifier_logits(teacher, x[rows]))):
+        steps = train_classifier_steps(config, x[rows], labels[rows], x[split.val], labels[split.val],
+                                       teacher=teacher_logits, n_classes=N_CLASSES)
+        while True:
+            try:
+                fraction, _partial = next(steps)
+            except StopIteration as stop:
+                runs.append(stop.value)
+                break
+            yield (i + fraction) / 2
+    z = [classifier_logits(r.at(r.epochs_done), x[split.test]) for r in runs]
+    t_test = labels[split.test]
+    return Students(temperature, alpha, rows, runs[0], runs[1], calibration_report(z[0], t_test),
+                    calibration_report(z[1], t_test))
+
+
+@dataclass(frozen=True)
+class DistilResult:
+    temperature: float
+    example: int  # index into the digits
+    label: int
+    soft_1: np.ndarray  # the teacher's distribution of that digit at T = 1
+    soft_t: np.ndarray  # ... at T
+    seed_1: np.ndarray  # the articles' teacher (cat, dog, bird) at T = 1
+    seed_t: np.ndarray  # ... at T
+    dark_1: float  # mean entropy of the teacher's soft targets over the students' digits, T = 1
+    dark_t: float  # ... at T
+
+
+def distil_result(teacher: dict[str, np.ndarray], digits: Digits, split: Split, n: int, temperature: float,
+                  example: int) -> DistilResult:
+    """The soft targets of one test digit (``example``: its position in the test split) and of the
+    articles' teacher, and the dark knowledge of the students' digits."""
+    idx = int(split.test[min(example, len(split.test) - 1)])
+    z = classifier_logits(teacher, digits.x[idx:idx + 1])[0]
+    rows = student_rows(split, n)
+    zs = classifier_logits(teacher, digits.x[rows])
+    return DistilResult(
+        temperature, idx, int(digits.labels[idx]), soft_targets(z, 1.0), soft_targets(z, temperature),
+        soft_targets(probabilities=SEED_TEACHER, temperature=1.0),
+        soft_targets(probabilities=SEED_TEACHER, temperature=temperature),
+        float(dark_knowledge(zs, 1.0).mean()), float(dark_knowledge(zs, temperature).mean()))
+
+
+# -- Contrast --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ContrastResult:
+    tau: float
+    indices: np.ndarray  # the batch's digits
+    similarity: np.ndarray  # (B, B) cosine similarity of view 1's row i and view 2's column j
+    info: InfoNCE
+    taus: np.ndarray
+    losses: np.ndarray
+    positive: np.ndarray  # the mean probability of the true pair at each τ
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        return tuple(str(i + 1) for i in range(len(self.indices)))
+
+
+def _normalise(e: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(e, axis=1, keepdims=True)
+    return e / np.where(norms > 0, norms, 1.0)
+
+
+def contrast_result(params: dict[str, np.ndarray] | None, digits: Digits, split: Split, batch: int,
+                    noise: float, tau: float, seed: int) -> ContrastResult:
+    """Two noisy views (pixel noise of standard deviation ``noise``) of the first ``batch`` test digits,
+    embedded by the model's features (``params``) or, with ``params`` None, by the pixels."""
+    idx = split.test[:batch]
+    rng = np.random.default_rng(seed)
+    x = digits.x[idx]
+    views = [x + noise * rng.normal(size=x.shape) for _ in range(2)]
+    e1, e2 = (_normalise(v if params is None else classifier_features(params, v)) for v in views)
+    s = e1 @ e2.T
+    curve = [info_nce(s, t) for t in TAU_CURVE]
+    return ContrastResult(tau, idx, s, info_nce(s, tau), TAU_CURVE, np.array([c.loss for c in curve]),
+                          np.array([c.positive.mean() for c in curve]))
+
+
+# -- Digits ----------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class DigitsResult:
+    epoch: int
+    indices: np.ndarray  # the test digits shown: mistakes first (most confident first), then the least sure
+    probabilities: np.ndarray  # (shown, 10)
+    labels: np.ndarray
+    predicted: np.ndarray
+    mistakes: int  # over the whole test split
+    test_size: int
+    all_probabilities: np.ndarray  # (test, 10), for the export
+    test_indices: np.ndarray
+
+
+def digits_result(run: TrainRun, epoch: int, digits: Digits, split: Split,
+                  shown: int = SHOWN_DIGITS) -> DigitsResult:
+    params = run.at(epoch)
+    z = classifier_logits(params, digits.x[split.test])
+    p = soft_targets(z, 1.0)
+    labels = digits.labels[split.test]
+    predicted = p.argmax(axis=1)
+    confidence = p.max(axis=1)
+    wrong = predicted != labels
+    # mistakes by falling confidence, then the right ones by rising confidence (the hardest first)
+    order = np.lexsort((np.where(wrong, -confidence, confidence), ~wrong))[:shown]
+    return DigitsResult(min(epoch, run.epochs_done), split.test[order], p[order], labels[order], predicted[order],
+                        int(wrong.sum()), len(labels), p, split.test)
