@@ -34,8 +34,10 @@ ALLOWED_WORDS = {
     "vit", "olmo", "rms",
     # words inside formulas and array names: one-hot, ln, soft-min, linear(s), δ_ij, mask, heads
     "one", "hot", "ln", "soft", "linear", "ij", "mask", "heads",
-    # one-letter-ish symbols written with two letters
-    "dx", "ds", "pi", "vi",
+    # one-letter-ish symbols written with two letters (xW, hW, ppᵀ: the Learning view's formulas)
+    "dx", "ds", "pi", "vi", "xw", "hw", "pp",
+    # the Learning view: its losses, metrics, models and data (scikit-learn, pip install scikit-learn)
+    "mlp", "mse", "ece", "nll", "infonce", "clip", "hinton", "scikit", "learn", "pip",
 }
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z_]*[A-Za-z]|[A-Za-z]{2,}")
