@@ -9,8 +9,8 @@ often fixes most of it.
 * :func:`reliability_bins`: predictions grouped by their confidence (the
   largest probability) into ``n_bins`` equal-width bins of ``[0, 1]``, with
   their counts, mean confidence and accuracy.  The bins are
-  ``[0, 1/n), [1/n, 2/n), ..., [(n-1)/n, 1]`` as in
-  ``sklearn.calibration.calibration_curve(strategy="uniform")``.
+  ``[0, 1/n], (1/n, 2/n], ..., ((n-1)/n, 1]``, as Guo et al. define them and
+  as ``sklearn.calibration.calibration_curve(strategy="uniform")`` assigns them.
 * :func:`expected_calibration_error` (ECE): ``sum_b (n_b / N) |acc_b - conf_b|``;
   :func:`max_calibration_error` (MCE): the largest gap over non-empty bins.
 * :func:`negative_log_likelihood` and :func:`brier_score` of the logits at a
@@ -110,7 +110,7 @@ def reliability_bins(confidence: ArrayLike, correct: ArrayLike, n_bins: int = 15
     if c.size and (np.isnan(c).any() or c.min() < 0 or c.max() > 1):
         raise ValueError("confidences must be in [0, 1]")
     edges = np.linspace(0.0, 1.0, n_bins + 1)
-    which = np.searchsorted(edges[1:-1], c, side="right")  # [a, b): sklearn's assignment
+    which = np.searchsorted(edges[1:-1], c, side="left")  # (a, b], the first [0, b]: sklearn's assignment
     counts = np.bincount(which, minlength=n_bins)
     sums = np.bincount(which, weights=c, minlength=n_bins)
     hits = np.bincount(which, weights=ok.astype(np.float64), minlength=n_bins)

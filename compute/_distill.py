@@ -25,8 +25,8 @@ row ``i`` against column ``j``; the pairs on the diagonal), InfoNCE is the
 cross-entropy of ``softmax(S_i / tau)`` against ``i``.  CLIP averages the rows'
 and the columns' losses (``symmetric``) and learns ``tau``, starting near
 0.07.  The gradient with respect to ``S`` is ``(P - I) / (B tau)`` for the
-rows (``P`` the row softmax), averaged with the columns' transposed for the
-symmetric loss.
+rows (``P`` the softmax along each row), and the same with the softmax down
+each column for the columns' loss; the symmetric loss averages the two.
 """
 
 from __future__ import annotations

@@ -40,13 +40,12 @@ def classifier_data(seed, n=400, k=4, scale=1.0):
 
 
 def loop_bins(confidence, correct, n_bins):
-    """Counts, mean confidence and accuracy per bin: [a, b) for every bin, the last one [a, 1]."""
+    """Counts, mean confidence and accuracy per bin: (a, b] for every bin, the first one [0, b]."""
     edges = np.linspace(0.0, 1.0, n_bins + 1)
     members = [[] for _ in range(n_bins)]
     for c, ok in zip(confidence, correct, strict=True):
         for b in range(n_bins):
-            last = b == n_bins - 1
-            if edges[b] <= c < edges[b + 1] or (last and c == edges[b + 1]):
+            if edges[b] < c <= edges[b + 1] or (b == 0 and c == edges[0]):
                 members[b].append((c, ok))
                 break
     counts = [len(m) for m in members]
@@ -100,7 +99,7 @@ def test_reliability_bins_match_sklearn_and_loop(n_bins):
 
 
 def test_reliability_bins_edges_follow_the_rule():
-    """Values on the edges: [a, b) bins, the last one closed at 1 (the plain loop decides)."""
+    """Values on the edges: (a, b] bins, the first one closed at 0 (the plain loop decides)."""
     n_bins = 10
     edges = np.linspace(0, 1, n_bins + 1)
     conf = np.concatenate([edges, edges[1:-1] - 1e-12, [0.0, 1.0]])
@@ -110,8 +109,11 @@ def test_reliability_bins_edges_follow_the_rule():
     np.testing.assert_array_equal(bins.counts, counts)
     np.testing.assert_allclose(bins.confidence, mean_conf, rtol=1e-12)
     np.testing.assert_allclose(bins.accuracy, acc, rtol=1e-12)
-    assert bins.counts[-1] == 3  # 0.9 and 1.0 twice
-    assert bins.counts[0] == 3  # 0.0 twice and 0.1 - 1e-12
+    assert bins.counts[-1] == 2  # 1.0 twice (0.9 belongs to the bin below)
+    assert bins.counts[0] == 4  # 0.0 twice, 0.1 and 0.1 - 1e-12
+    # the edges go where scikit-learn puts them
+    prob_true, _ = calibration_curve(correct, conf, n_bins=n_bins, strategy="uniform")
+    np.testing.assert_allclose(bins.accuracy[bins.counts > 0], prob_true, rtol=1e-12)
 
 
 @settings(max_examples=40, deadline=None)

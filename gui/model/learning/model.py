@@ -84,7 +84,7 @@ class LearningModel(ViewModel):
     bins: int = param(10, minimum=3, maximum=30, integer=True)
     distil_t: float = param(4.0, minimum=1.0, maximum=20.0)
     distil_alpha: float = param(0.9, minimum=0.0, maximum=1.0)
-    student_examples: int = param(200, minimum=20, maximum=1000, log=True, integer=True)
+    student_examples: int = param(200, minimum=20, maximum=1078, log=True, integer=True)
     example: int = param(0, minimum=0, maximum=300, integer=True, control="spin")
     embedding: str = choice("model", EMBEDDINGS)
     contrast_tau: float = param(results.CLIP_TAU, minimum=0.01, maximum=1.0, log=True)
@@ -111,7 +111,7 @@ class LearningModel(ViewModel):
         if name == "epoch":
             return 0, self.epochs
         if name == "student_examples":
-            return 20, len(self.split().train)
+            return 20, min(len(self.split().train), self.params()[name].maximum)
         if name == "example":
             return 0, len(self.split().test) - 1
         return super().bounds(name)

@@ -139,11 +139,11 @@ class LearningView(BaseView):
     # -- the jobs -----------------------------------------------------------------------------------
     def _run_arrived(self, key, run) -> None:
         self.model.offer_run(key, run)
-        self.schedule_redraw()
+        self.state_changed()  # a hidden view only notes it (it redraws when shown)
 
     def _students_arrived(self, key, students) -> None:
         self.model.offer_students(key, students)
-        self.schedule_redraw()
+        self.state_changed()
 
     def _progressed(self, fraction: float) -> None:
         self.progress.setValue(round(1000 * fraction))
