@@ -13,9 +13,8 @@ from scipy.optimize import minimize_scalar
 from scipy.special import log_softmax as sp_log_softmax
 
 import compute
-from gui.model.learning import LearningModel
+from gui.model.learning import LearningModel, results
 from gui.model.learning import data as dataset
-from gui.model.learning import results
 from tests.conftest import run_main
 
 #: A short run: the tests that need no particular outcome train only this long.
@@ -207,3 +206,71 @@ def test_the_headless_export_holds_the_run_and_its_calibration(tmp_path):
     pngs = sorted(p.name for p in tmp_path.glob("*.png"))
     assert pngs and all(p.startswith("learning_") for p in pngs)
     assert sorted(tmp_path.glob("*.svg"))
+
+
+# -- the child process the view trains in ------------------------------------------------------------
+def _drain(steps):
+    partial = []
+    while True:
+        try:
+            partial.append(next(steps)[1].epochs_done)
+        except StopIteration as stop:
+            return stop.value, partial
+
+
+def test_the_child_process_trains_the_same_run_bit_for_bit():
+    from gui.model.learning import worker
+
+    m = short_model(epochs=5)
+    here = m.training_run()
+    there, partial = _drain(worker.process_steps(m.train_inputs()))
+    assert worker.FALLBACK is None
+    assert partial == [1, 2, 3, 4, 5] and there.finished
+    for name in compute.TRAIN_HISTORY:
+        assert np.array_equal(here.history[name], there.history[name]), name
+    for a, b in zip(here.params, there.params, strict=True):
+        assert all(np.array_equal(a[k], b[k]) for k in a)
+
+
+def test_a_run_closed_early_leaves_the_child_ready_for_the_next():
+    from gui.model.learning import worker
+
+    m = short_model(epochs=30)
+    steps = worker.process_steps(m.train_inputs())
+    next(steps)
+    next(steps)
+    steps.close()  # the job was cancelled: the child stops after its epoch
+    m2 = short_model(epochs=3, seed=9)
+    run, _ = _drain(worker.process_steps(m2.train_inputs()))
+    assert worker.FALLBACK is None and run.epochs_done == 3
+    np.testing.assert_array_equal(run.history["train_loss"], m2.training_run().history["train_loss"])
+
+
+def test_a_dead_child_falls_back_to_this_process_and_says_why():
+    from gui.model.learning import worker
+
+    m = short_model(epochs=4)
+    steps = worker.process_steps(m.train_inputs())
+    next(steps)
+    worker.WORKER._process.kill()  # the child dies in the middle of a run
+    worker.WORKER._process.join(5)
+    run, _ = _drain(steps)
+    assert run.finished and worker.FALLBACK  # the reason is kept for the view to show
+    np.testing.assert_array_equal(run.history["val_nll"], m.training_run().history["val_nll"])
+    run, _ = _drain(worker.process_steps(m.train_inputs()))  # and the next run has a child again
+    assert worker.FALLBACK is None
+
+
+def test_a_failing_run_fails_in_the_child_as_it_would_here():
+    from dataclasses import replace
+
+    from gui.model.learning import worker
+
+    m = short_model(epochs=2)
+    config, *rest = m.train_inputs()
+    bad = (replace(config, class_weights=(1.0, 2.0)), *rest)  # two weights for ten classes
+    bad[0].__dict__["loss"] = "weighted"
+    with pytest.raises(worker.TrainingFailed, match="weights"):
+        _drain(worker.process_steps(bad))
+    run, _ = _drain(worker.process_steps(m.train_inputs()))  # the child is still there
+    assert run.finished and worker.FALLBACK is None

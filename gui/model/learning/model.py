@@ -18,10 +18,10 @@ from typing import Any, ClassVar
 
 from psygnal import evented
 
-from compute import LOSSES, MODELS, TrainConfig, TrainRun, train_classifier_steps
+from compute import LOSSES, MODELS, TrainConfig, TrainRun
 from gui.model.base import ExportArray, ViewModel, choice, drain, param
 from gui.model.learning import data as dataset
-from gui.model.learning import results
+from gui.model.learning import results, worker
 from gui.model.scores import ScoreRow
 
 MAX_EPOCHS = 200
@@ -42,9 +42,9 @@ TRAIN_PARAMS = ("classifier", "hidden", "epochs", "learning_rate", "batch_size",
 
 
 def train_job(inputs: tuple) -> Any:
-    """The training job: ``(config, x_train, y_train, x_val, y_val)`` -> yields (fraction, run so far)."""
-    config, x_tr, y_tr, x_va, y_va = inputs
-    return train_classifier_steps(config, x_tr, y_tr, x_va, y_va, n_classes=dataset.N_CLASSES)
+    """The view's training job: ``train_inputs()`` trained in the child process, one partial run per epoch
+    (see :mod:`gui.model.learning.worker`)."""
+    return worker.process_steps(inputs)
 
 
 def students_job(inputs: tuple) -> Any:
@@ -152,7 +152,7 @@ class LearningModel(ViewModel):
     def train_inputs(self) -> tuple:
         d, s = self.digits(), self.split()
         x = d.x
-        return (self.config(), x[s.train], d.labels[s.train], x[s.val], d.labels[s.val])
+        return (self.config(), x[s.train], d.labels[s.train], x[s.val], d.labels[s.val], dataset.N_CLASSES)
 
     def offer_run(self, key: tuple, run: TrainRun) -> None:
         """A partial or finished run from the job; kept if it is for the current parameters."""
@@ -179,7 +179,7 @@ class LearningModel(ViewModel):
         """The finished run for the current parameters, computed here if need be."""
         key = self.train_key()
         if key not in self._runs:
-            self.offer_run(key, drain(train_job(self.train_inputs())))
+            self.offer_run(key, drain(worker.local_steps(self.train_inputs())))
         return self._runs[key]
 
     @property

@@ -125,7 +125,8 @@ def train_students(teacher: dict[str, np.ndarray], digits: Digits, split: Split,
 @dataclass(frozen=True)
 class DistilResult:
     temperature: float
-    example: int  # index into the digits
+    position: int  # the digit's position in the test split
+    example: int  # its index into the digits
     label: int
     soft_1: np.ndarray  # the teacher's distribution of that digit at T = 1
     soft_t: np.ndarray  # ... at T
@@ -139,12 +140,13 @@ def distil_result(teacher: dict[str, np.ndarray], digits: Digits, split: Split, 
                   example: int) -> DistilResult:
     """The soft targets of one test digit (``example``: its position in the test split) and of the
     articles' teacher, and the dark knowledge of the students' digits."""
-    idx = int(split.test[min(example, len(split.test) - 1)])
+    position = min(example, len(split.test) - 1)
+    idx = int(split.test[position])
     z = classifier_logits(teacher, digits.x[idx:idx + 1])[0]
     rows = student_rows(split, n)
     zs = classifier_logits(teacher, digits.x[rows])
     return DistilResult(
-        temperature, idx, int(digits.labels[idx]), soft_targets(z, 1.0), soft_targets(z, temperature),
+        temperature, position, idx, int(digits.labels[idx]), soft_targets(z, 1.0), soft_targets(z, temperature),
         soft_targets(probabilities=SEED_TEACHER, temperature=1.0),
         soft_targets(probabilities=SEED_TEACHER, temperature=temperature),
         float(dark_knowledge(zs, 1.0).mean()), float(dark_knowledge(zs, temperature).mean()))

@@ -41,7 +41,7 @@ class DistilPanels:
 
     def show_result(self, r: DistilResult, students: Students | None) -> None:
         t = fmt(r.temperature, 3)
-        self.soft.set_title(tr("learning.plot.soft_targets.value", index=r.example, label=r.label))
+        self.soft.set_title(tr("learning.plot.soft_targets.value", index=r.position, label=r.label))
         for chart in (self.soft, self.seed):
             chart.set_series_name(1, tr("learning.series.t.value", t=t))
         self.soft.set_data(CLASS_LABELS, [r.soft_1, r.soft_t])

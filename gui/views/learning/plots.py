@@ -27,7 +27,7 @@ class TrainPanels:
 
     def __init__(self) -> None:
         self.loss = _epoch_curves("loss", (("learning.series.train", "accent", "solid"),
-                                           ("learning.series.val", "secondary", "dash")))
+                                           ("learning.series.val", "secondary", "dash")), log_y=True)
         self.accuracy = _epoch_curves("accuracy", (("learning.series.train", "accent", "solid"),
                                                    ("learning.series.val", "secondary", "dash")))
         self.norm = _epoch_curves("logit_norm", (("learning.series.max_norm", "accent", "solid"),

@@ -13,7 +13,7 @@ from __future__ import annotations
 from PySide6.QtWidgets import QGridLayout, QGroupBox, QProgressBar, QTabWidget, QVBoxLayout, QWidget
 
 from gui.format import fmt
-from gui.model.learning import TAB_PARAMS, LearningModel
+from gui.model.learning import TAB_PARAMS, LearningModel, worker
 from gui.model.learning.data import DataMissing
 from gui.model.learning.model import students_job, train_job
 from gui.model.texts import tr
@@ -103,7 +103,7 @@ class LearningView(BaseView):
         self.train_job = self.add_job(train_job)
         self.train_job.partial.connect(self._run_arrived)
         self.train_job.delivered.connect(self._run_arrived)
-        self.train_job.progressed.connect(self._progressed)
+        self.train_job.delivered.connect(self._say_fallback)
         self.train_job.failed.connect(lambda _key, text: self.status.emit(text))
         self.students_job = self.add_job(students_job)
         self.students_job.delivered.connect(self._students_arrived)
@@ -141,12 +141,13 @@ class LearningView(BaseView):
         self.model.offer_run(key, run)
         self.state_changed()  # a hidden view only notes it (it redraws when shown)
 
+    def _say_fallback(self, *_args) -> None:
+        if worker.FALLBACK:
+            self.status.emit(tr("learning.fallback", reason=worker.FALLBACK))
+
     def _students_arrived(self, key, students) -> None:
         self.model.offer_students(key, students)
         self.state_changed()
-
-    def _progressed(self, fraction: float) -> None:
-        self.progress.setValue(round(1000 * fraction))
 
     def _request_training(self) -> None:
         m = self.model
