@@ -110,11 +110,19 @@ from compute._calibration import (
     max_calibration_error,
     negative_log_likelihood,
     reliability_bins,
+    temperature_sweep,
 )
 from compute._checks import Cancelled, check_temperature
 from compute._chi_square import chi2_sf, chi_square_test
 from compute._curves import sampling_curves, top_indices, zipf_logits
-from compute._distill import InfoNCE, dark_knowledge, distillation_loss, info_nce, soft_targets
+from compute._distill import (
+    InfoNCE,
+    dark_knowledge,
+    distillation_loss,
+    info_nce,
+    info_nce_sweep,
+    soft_targets,
+)
 from compute._dk_sweep import dk_sweep, dk_sweep_steps
 from compute._draws import gumbel_max_sample, gumbel_max_steps, gumbel_softmax, sample, sample_counts
 from compute._filters import (
@@ -242,6 +250,8 @@ from compute.backends import (
 )
 
 __all__ = [
+    "info_nce_sweep",
+    "temperature_sweep",
     "TRAIN_HISTORY",
     "balanced_weights",
     "classifier_features",

@@ -45,6 +45,7 @@ __all__ = [
     "dark_knowledge",
     "distillation_loss",
     "info_nce",
+    "info_nce_sweep",
     "soft_targets",
 ]
 
@@ -145,3 +146,18 @@ def info_nce(similarity: ArrayLike, tau: float, *, symmetric: bool = True) -> In
     col_loss = float(-lc[diag, diag].mean())
     grad_cols = (pc - eye) / (b * tau)
     return InfoNCE(tau, (row_loss + col_loss) / 2, pr, pc, (grad_rows + grad_cols) / 2, True)
+
+
+def info_nce_sweep(similarity: ArrayLike, taus: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    """``(symmetric loss, mean positive probability)`` of :func:`info_nce` at every ``tau``, in one pass."""
+    s = np.asarray(similarity, dtype=np.float64)
+    if s.ndim != 2 or s.shape[0] != s.shape[1] or s.shape[0] < 1:
+        raise ValueError(f"the similarity matrix must be square, got shape {s.shape}")
+    t = np.asarray(taus, dtype=np.float64).reshape(-1)
+    if not np.all(np.isfinite(t)) or np.any(t <= 0):
+        raise ValueError("tau must be positive numbers")
+    scaled = s[None, :, :] / t[:, None, None]
+    diag = np.arange(s.shape[0])
+    rows = log_softmax(scaled, axis=2)[:, diag, diag]
+    cols = log_softmax(scaled, axis=1)[:, diag, diag]
+    return -(rows.mean(axis=1) + cols.mean(axis=1)) / 2, np.exp(rows).mean(axis=1)

@@ -221,3 +221,17 @@ def test_info_nce_bad_arguments():
     for tau in (0.0, -0.1, np.nan):
         with pytest.raises(ValueError, match="tau"):
             info_nce(np.eye(2), tau)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), b=st.integers(1, 12))
+def test_info_nce_sweep_is_info_nce_at_each_tau(seed, b):
+    from compute import info_nce, info_nce_sweep
+
+    s = np.random.default_rng(seed).uniform(-1, 1, size=(b, b))
+    taus = np.geomspace(0.01, 1.0, 6)
+    losses, positive = info_nce_sweep(s, taus)
+    for i, tau in enumerate(taus):
+        r = info_nce(s, tau)
+        assert losses[i] == pytest.approx(r.loss, rel=1e-12, abs=1e-15)
+        assert positive[i] == pytest.approx(r.positive.mean(), rel=1e-12, abs=1e-300)

@@ -30,20 +30,22 @@ from compute import (
     dark_knowledge,
     fit_temperature,
     info_nce,
+    info_nce_sweep,
     soft_targets,
+    temperature_sweep,
     train_classifier_steps,
 )
 from gui.model.learning.data import N_CLASSES, Digits, Split
 
 #: The temperatures the Calibrate tab's curves run over, and the range of the fitted T.
-T_CURVE = np.geomspace(0.1, 10.0, 81)
+T_CURVE = np.geomspace(0.1, 10.0, 41)
 T_FIT = (0.05, 20.0)
 #: The articles' teacher: cat, dog, bird.
 SEED_TEACHER = (0.95, 0.04, 0.01)
 #: The students: softmax regression, trained this long at this rate.
 STUDENT = TrainConfig(model="linear", epochs=60, learning_rate=0.5, batch_size=16)
 #: The Contrast tab's τ curve (CLIP starts its learnable τ near 0.07).
-TAU_CURVE = np.geomspace(0.01, 1.0, 81)
+TAU_CURVE = np.geomspace(0.01, 1.0, 41)
 CLIP_TAU = 0.07
 #: How many digits the Digits tab shows.
 SHOWN_DIGITS = 12
@@ -71,13 +73,12 @@ def calibration_result(run: TrainRun, epoch: int, digits: Digits, split: Split, 
     z_val, z_test = classifier_logits(params, x[split.val]), classifier_logits(params, x[split.test])
     t_val, t_test = digits.labels[split.val], digits.labels[split.test]
     fitted = fit_temperature(z_val, t_val, *T_FIT)
-    reports = [calibration_report(z_test, t_test, t, n_bins) for t in T_CURVE]
-    val = [calibration_report(z_val, t_val, t, n_bins).nll for t in T_CURVE]
+    nll, ece = temperature_sweep(z_test, t_test, T_CURVE, n_bins)
+    val_nll, _ = temperature_sweep(z_val, t_val, T_CURVE, n_bins)
     return CalibrationResult(
         min(epoch, run.epochs_done), fitted, manual_t,
         calibration_report(z_test, t_test, 1.0, n_bins), calibration_report(z_test, t_test, fitted, n_bins),
-        calibration_report(z_test, t_test, manual_t, n_bins), T_CURVE,
-        np.array([r.ece for r in reports]), np.array([r.nll for r in reports]), np.array(val))
+        calibration_report(z_test, t_test, manual_t, n_bins), T_CURVE, ece, nll, val_nll)
 
 
 # -- Distil ----------------------------------------------------------------------------------------
@@ -183,9 +184,8 @@ def contrast_result(params: dict[str, np.ndarray] | None, digits: Digits, split:
     views = [x + noise * rng.normal(size=x.shape) for _ in range(2)]
     e1, e2 = (_normalise(v if params is None else classifier_features(params, v)) for v in views)
     s = e1 @ e2.T
-    curve = [info_nce(s, t) for t in TAU_CURVE]
-    return ContrastResult(tau, idx, s, info_nce(s, tau), TAU_CURVE, np.array([c.loss for c in curve]),
-                          np.array([c.positive.mean() for c in curve]))
+    losses, positive = info_nce_sweep(s, TAU_CURVE)
+    return ContrastResult(tau, idx, s, info_nce(s, tau), TAU_CURVE, losses, positive)
 
 
 # -- Digits ----------------------------------------------------------------------------------------
