@@ -17,19 +17,21 @@ view's plot viewports, after ``view.redraw_count`` has gone up:
   ``setValue``.  Should a change be held back by the 16 ms throttle anyway,
   the step waits (processing events) for the trailing redraw, and the wait is
   part of its time; ``held_by_throttle`` counts such steps.
-* ``viewport().repaint()`` paints synchronously; it flushes the top-level
-  window's whole dirty region (the slider, spin box and readouts included),
-  not only the plot.
+* then events are processed until the plots that were told to repaint have
+  painted (no plot paints in two rounds in a row): a plot whose items did
+  not change is not repainted at all (``gui/widgets/unchanged.py``), so a
+  step costs only what changed.  ``plots_painted`` is the median number of
+  the view's plots that painted per step, of ``plots`` shown.
 
 Between steps the script processes events until the throttle's window has
 passed (``--no-pace`` drops that wait and times a back-to-back drag instead,
 where most steps include the throttle delay).
 
-The baseline is a bare ``pg.PlotWidget`` per view plot, of the same size,
-holding the same items (same kinds, counts, points and pens), each updated
-with random (smooth) data per step and then repainted the same way; it is
-timed once per view, over the same number of steps, and repeated on each of
-that view's rows.
+The baseline is a bare ``pg.PlotWidget`` per plot the slider changes (those
+that painted during an untimed probe step), of the same size, holding the
+same items (same kinds, counts, points and pens), each updated with random
+(smooth) data per step and then repainted synchronously: what pyqtgraph
+alone needs to show the items that actually change.
 
 Prints one JSON document to stdout.  Nothing is asserted: it only measures.
 """
@@ -58,7 +60,7 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 import PySide6  # noqa: E402
-from PySide6.QtCore import qVersion  # noqa: E402
+from PySide6.QtCore import QEvent, QObject, qVersion  # noqa: E402
 from PySide6.QtGui import QGuiApplication  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
@@ -131,10 +133,46 @@ def repaint_plots(plots) -> None:
         plot.viewport().repaint()
 
 
+class PaintCounter(QObject):
+    """Counts the paint events of each plot's viewport."""
+
+    def __init__(self, plots):
+        super().__init__()
+        self.counts = {id(p): 0 for p in plots}
+        self._viewports = {}
+        for p in plots:
+            self._viewports[id(p.viewport())] = id(p)
+            p.viewport().installEventFilter(self)
+
+    def eventFilter(self, obj, event):  # noqa: N802 - Qt's name
+        if event.type() == QEvent.Type.Paint:
+            key = self._viewports.get(id(obj))
+            if key is not None:
+                self.counts[key] += 1
+        return False
+
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+
+def paint_pending(counter: PaintCounter, limit_s: float = WAIT_LIMIT_S) -> None:
+    """Process events until no plot has painted for two rounds in a row."""
+    deadline = time.perf_counter() + limit_s
+    quiet, last = 0, counter.total()
+    while quiet < 2 and time.perf_counter() < deadline:
+        QApplication.processEvents()
+        now = counter.total()
+        quiet = quiet + 1 if now == last else 0
+        last = now
+
+
 # -- the views ---------------------------------------------------------------------
 def measure_slider(view, vs: ValueSlider, steps: int, warmup: int, pace: bool) -> dict:
     slider = vs.slider
     plots = list(view.plots().values())
+    counter = PaintCounter(plots)
+    painted_per_step: list[int] = []
+    painted_plots: set[int] = set()
     seq = positions(slider.value(), slider.minimum(), slider.maximum(), warmup + steps)
     samples: list[float] = []
     to_redraw: list[float] = []  # the part up to the finished redraw(), before painting
@@ -157,8 +195,13 @@ def measure_slider(view, vs: ValueSlider, steps: int, warmup: int, pace: bool) -
             t_set = time.perf_counter()
         redrawn = view.redraw_count != before
         t_redrawn = time.perf_counter()
-        repaint_plots(plots)
+        counts_before = dict(counter.counts)
+        paint_pending(counter)
         t1 = time.perf_counter()
+        changed = {k for k, v in counter.counts.items() if v > counts_before[k]}
+        painted_plots |= changed
+        if i >= warmup:
+            painted_per_step.append(len(changed))
         if i >= warmup:
             if not redrawn:
                 timeouts += 1
@@ -179,6 +222,9 @@ def measure_slider(view, vs: ValueSlider, steps: int, warmup: int, pace: bool) -
     out["to_redraw_p95_ms"] = split["p95_ms"]
     out["redraws"] = view.redraw_count - redraws_before
     out["held_by_throttle"] = held
+    out["plots"] = len(plots)
+    out["plots_painted"] = statistics.median(painted_per_step) if painted_per_step else 0
+    out["painted"] = [p for p in plots if id(p) in painted_plots]
     if timeouts:
         out["timeouts"] = timeouts
     return out
@@ -225,11 +271,11 @@ def _mirror(item, rng: np.random.Generator):
 class Baseline:
     """Bare PlotWidgets mirroring a view's plots (sizes and items)."""
 
-    def __init__(self, view, seed: int = 0):
+    def __init__(self, plots, seed: int = 0):
         rng = np.random.default_rng(seed)
         self.widgets: list[pg.PlotWidget] = []
         self.updates = []
-        for plot in view.plots().values():
+        for plot in plots:
             w = pg.PlotWidget()
             w.resize(plot.size())
             for item in list(plot.getPlotItem().items):
@@ -292,23 +338,35 @@ def main(argv: list[str] | None = None) -> int:
         view.flush()
         settle(0.02)
         plot_items = sum(len(p.getPlotItem().items) for p in view.plots().values())
-        baseline = Baseline(view)
-        # The baseline depends only on the view's plots, so it is timed once
-        # per view and shown beside each of the view's sliders.
-        base = baseline.measure(args.steps, args.warmup)
-        baseline_items = baseline.item_count
-        baseline.close()
         for vs in view.findChildren(ValueSlider):
             row = {"view": spec.name, "slider": vs.label.text(), **({"config": config} if config else {})}
             if not vs.isEnabled():
                 row["skipped"] = "slider disabled"
                 results.append(row)
                 continue
+            if not vs.isVisible():  # on another tab: show the tab that holds it
+                for tab in view.tab_names():
+                    view.select_tab(tab)
+                    settle(0.02)
+                    if vs.isVisible():
+                        row["tab"] = tab
+                        break
+                view.flush()
+                settle(0.02)
+            if not vs.isVisible():
+                row["skipped"] = "slider not shown"
+                results.append(row)
+                continue
             row.update(measure_slider(view, vs, args.steps, args.warmup, args.pace))
+            painted = row.pop("painted")
+            # the bare baseline for the plots this slider changes (timed per slider)
+            baseline = Baseline(painted)
+            base = baseline.measure(args.steps, args.warmup) if painted else {"median_ms": 0.0, "p95_ms": 0.0}
             row["baseline_median_ms"] = base["median_ms"]
             row["baseline_p95_ms"] = base["p95_ms"]
             row["plot_items"] = plot_items
-            row["baseline_plot_items"] = baseline_items
+            row["baseline_plot_items"] = baseline.item_count
+            baseline.close()
             results.append(row)
         view.close()
         view.deleteLater()
@@ -327,7 +385,7 @@ def main(argv: list[str] | None = None) -> int:
         "warmup": args.warmup,
         "paced": args.pace,
         "throttle_ms": REDRAW_MS,
-        "timed": "QSlider.setValue -> view.redraw_count up -> plot viewport().repaint() returned",
+        "timed": "QSlider.setValue -> view.redraw_count up -> the plots told to repaint have painted",
         "results": results,
         "total_s": round(time.perf_counter() - started, 2),
     }

@@ -25,7 +25,7 @@ from gui.model.logdomain import GRADIENT_CHECK_LIMIT, LogDomainModel, LogDomainR
 from gui.model.texts import tr
 from gui.qt import pg
 from gui.views.base import BaseView
-from gui.widgets import legends
+from gui.widgets import legends, unchanged
 from gui.widgets.bar_labels import fit_range
 from gui.widgets.plot import BarChart, Plot, StaticSample, style_current
 from gui.widgets.sliders import ParamSlider
@@ -150,12 +150,12 @@ class LsePlot(_LegendPlot):
             pairs = ((self.max_curve, c.smooth_max), (self.max_lo, c.max_lo), (self.max_hi, c.max_hi),
                      (self.min_curve, c.smooth_min), (self.min_lo, c.min_lo), (self.min_hi, c.min_hi))
             for item, y in pairs:
-                item.setData(*finite_xy(c.t, y))
+                unchanged.set_curve(item, *finite_xy(c.t, y))
             near = c.t <= Y_FOCUS_T
             focus = np.concatenate([y[near] for _item, y in pairs])
             self.getPlotItem().setYRange(*padded_range(focus, 0.2), padding=0)
         t = r.temperature
-        self.markers.setData(*finite_xy(np.array([t, t]), np.array([r.smooth_max_t, r.smooth_min_t])))
+        unchanged.set_curve(self.markers, *finite_xy(np.array([t, t]), np.array([r.smooth_max_t, r.smooth_min_t])))
         self.now_line.setValue(math.log10(t))
 
 
@@ -192,8 +192,8 @@ class SigmoidPlot(_LegendPlot):
         s = r.sigmoid
         if s.d is not self._shown:  # the grid is cached: redraw when it changes
             self._shown = s.d
-            self.softmax.setData(*finite_xy(s.d, s.softmax))
-            self.sigmoid.setData(*finite_xy(s.d, s.sigmoid))
+            unchanged.set_curve(self.softmax, *finite_xy(s.d, s.softmax))
+            unchanged.set_curve(self.sigmoid, *finite_xy(s.d, s.sigmoid))
             self.getPlotItem().setXRange(float(s.d[0]), float(s.d[-1]), padding=0.02)
         mark_sigmoid(self.marker, self.now_line, s.pair_d, s.pair_sigmoid, s.d)
 
@@ -233,9 +233,9 @@ class DifferencePlot(_LegendPlot):
             self._shown = s.d
             exact = s.difference / DIFF_UNIT
             naive = s.naive_difference / DIFF_UNIT
-            self.exact.setData(*finite_xy(s.d, exact))
+            unchanged.set_curve(self.exact, *finite_xy(s.d, exact))
             off = naive != 0  # the zeros lie on the exact line
-            self.naive.setData(*finite_xy(s.d[off], naive[off]))
+            unchanged.set_curve(self.naive, *finite_xy(s.d[off], naive[off]))
             item = self.getPlotItem()
             item.setXRange(float(s.d[0]), float(s.d[-1]), padding=0.02)
             self._data_y = padded_range(np.concatenate([exact, naive, [-1.0, 1.0]]), 0.1)
@@ -257,7 +257,7 @@ class DifferencePlot(_LegendPlot):
 def mark_sigmoid(marker, line, d: float, y: float, grid: np.ndarray) -> None:
     """Mark the first two scores' d on a plot over ``grid`` (hidden without a finite d in it)."""
     inside = bool(math.isfinite(d) and grid[0] <= d <= grid[-1])
-    marker.setData(*(([d], [y]) if inside and math.isfinite(y) else ([], [])))
+    unchanged.set_curve(marker, *(([d], [y]) if inside and math.isfinite(y) else ([], [])))
     line.setVisible(inside)
     if inside:
         line.setValue(d)

@@ -36,6 +36,7 @@ from gui.model.simplex import (
 from gui.model.texts import tr
 from gui.qt import pg
 from gui.views.base import BaseView
+from gui.widgets import unchanged
 from gui.widgets.plot import Plot
 from gui.widgets.sliders import ParamSlider, ValueSlider
 
@@ -114,13 +115,13 @@ class SimplexPlot(Plot):
             return c
 
         self.outline = curve()
-        self.outline.setData(OUTLINE[:, 0], OUTLINE[:, 1])
+        unchanged.set_curve(self.outline, OUTLINE[:, 0], OUTLINE[:, 1])
         self.iso = curve(tr("plot.simplex.iso"), connect="pairs")
         self.arrows = curve(tr("plot.simplex.arrows", token="1"), connect="pairs")
         self.kl = curve(connect="pairs")  # joins the legend only while shown
         self.path = curve(tr("plot.simplex.path"))
         self.centre = curve(pen=None, symbol="o", symbolSize=7)
-        self.centre.setData([CENTRE[0]], [CENTRE[1]])
+        unchanged.set_curve(self.centre, [CENTRE[0]], [CENTRE[1]])
         self.q = curve(tr("plot.simplex.q"), pen=None, symbol="+", symbolSize=15)
         self.sparsemax = curve(tr("plot.simplex.sparsemax"), pen=None, symbol="s", symbolSize=11)
         self.entmax = curve(tr("plot.simplex.entmax", alpha="1.5"), pen=None, symbol="d", symbolSize=13)
@@ -186,7 +187,7 @@ class SimplexPlot(Plot):
         """Draw the finite rows of ``xy`` (pyqtgraph warns on all-NaN data)."""
         xy = np.asarray(xy, dtype=float).reshape(-1, 2)
         xy = xy[np.isfinite(xy).all(axis=1)]
-        curve.setData(xy[:, 0], xy[:, 1])
+        unchanged.set_curve(curve, xy[:, 0], xy[:, 1])
 
     def show_result(self, r: SimplexResult) -> None:
         self._points(self.path, r.path_xy)
@@ -194,9 +195,9 @@ class SimplexPlot(Plot):
         self._points(self.sparsemax, r.sparsemax_xy)
         self._points(self.entmax, r.entmax_xy)
         self._points(self.q, r.q_xy)
-        self.arrows.setData(r.arrow_segments[:, 0], r.arrow_segments[:, 1], connect="pairs")
-        self.iso.setData(r.iso_segments[:, 0], r.iso_segments[:, 1], connect="pairs")
-        self.kl.setData(r.kl_segments[:, 0], r.kl_segments[:, 1], connect="pairs")
+        unchanged.set_curve(self.arrows, r.arrow_segments[:, 0], r.arrow_segments[:, 1], connect="pairs")
+        unchanged.set_curve(self.iso, r.iso_segments[:, 0], r.iso_segments[:, 1], connect="pairs")
+        unchanged.set_curve(self.kl, r.kl_segments[:, 0], r.kl_segments[:, 1], connect="pairs")
         for text in self.iso_texts:
             text.setVisible(r.ok)
         if r.show_kl != self._kl_in_legend:

@@ -11,6 +11,7 @@ from PySide6.QtCore import Qt
 from gui import theme as themes
 from gui.format import fmt
 from gui.qt import pg
+from gui.widgets import unchanged
 from gui.widgets.plot import Plot
 from gui.widgets.ticks import decade_ticks
 
@@ -99,7 +100,7 @@ class Curves(Plot):
             ok &= x > 0
         if self._log_y:
             ok &= y > 0
-        self.curves[i].setData(x[ok], y[ok])
+        unchanged.set_curve(self.curves[i], x[ok], y[ok])
 
     def data(self, i: int) -> tuple[np.ndarray, np.ndarray]:
         """The points curve ``i`` holds (for tests), in data units."""
@@ -122,6 +123,9 @@ class Curves(Plot):
             line.label.setFormat(label)
 
     def set_y_range(self, lo: float, hi: float) -> None:
+        if (lo, hi) == getattr(self, "_y_range", None):
+            return  # the same range: nothing to repaint
+        self._y_range = (lo, hi)
         if self._log_y:
             lo, hi = math.log10(lo), math.log10(hi)
         self.getPlotItem().setYRange(lo, hi, padding=0.02)

@@ -12,6 +12,7 @@ import compute
 from gui import theme as themes
 from gui.format import fmt
 from gui.qt import pg
+from gui.widgets import unchanged
 from gui.widgets.plot import Plot
 from gui.widgets.ticks import few_ticks, label_ticks
 
@@ -105,6 +106,10 @@ class Heatmap(Plot):
 
     def set_matrix(self, matrix: np.ndarray, rows: Sequence[str], cols: Sequence[str]) -> None:
         matrix = np.asarray(matrix, dtype=float)
+        key = (tuple(rows), tuple(cols), self._levels, self._diverging)
+        if key == getattr(self, "_drawn_key", None) and unchanged.same(matrix, getattr(self, "_drawn", None)):
+            return  # the same matrix: nothing to repaint
+        self._drawn_key, self._drawn = key, unchanged.kept(matrix)
         n, m = matrix.shape
         if self._diverging:
             finite = np.abs(matrix[np.isfinite(matrix)])
@@ -261,6 +266,12 @@ class PooledHeatmap(Heatmap):
                     auto_levels: bool = False) -> tuple[int, int]:
         """Draw ``full`` (block maxima beyond ``display_max``); returns the pooling factors."""
         full = np.asarray(full, dtype=float)
+        key = (tuple(rows), tuple(cols), auto_levels, self.display_max, self.compact, self._annotate,
+               self._words_across, self._levels, self._diverging)
+        if (key == getattr(self, "_drawn_key", None) and unchanged.same(full, getattr(self, "_drawn", None))
+                and unchanged.same(masked, getattr(self, "_drawn_mask", None))):
+            return self.pooling  # the same matrix: nothing to repaint
+        self._drawn_key, self._drawn, self._drawn_mask = key, unchanged.kept(full), unchanged.kept(masked)
         n, m = full.shape
         shown, (fr, fc) = compute.max_pool2d(full, self.display_max, self.display_max)
         shown = np.asarray(shown, dtype=float)
@@ -310,7 +321,7 @@ class PooledHeatmap(Heatmap):
         rgba = np.zeros(hidden.shape + (4,), dtype=np.uint8)
         c = pg.mkColor(themes.current().masked)
         rgba[hidden] = (c.red(), c.green(), c.blue(), 215)
-        self.overlay.setImage(rgba, autoLevels=False, levels=(0, 255))
+        unchanged.set_image(self.overlay, rgba, autoLevels=False, levels=(0, 255))
         self.overlay.setRect(0, 0, width, height)
         self.overlay.show()
 

@@ -13,7 +13,7 @@ from gui import theme as themes
 from gui.format import fmt
 from gui.model.texts import tr
 from gui.qt import pg
-from gui.widgets import bar_labels, legends
+from gui.widgets import bar_labels, legends, unchanged
 from gui.widgets.ticks import FittedAxis, strided_labels
 
 
@@ -244,6 +244,9 @@ class BarChart(Plot):
     # -- state ------------------------------------------------------------------
     def set_y_range(self, lo: float, hi: float) -> None:
         """The data range the plot must show; value labels may widen it by the pixels they need."""
+        if (lo, hi) == self._y_range and getattr(self, "_y_range_set", False):
+            return  # the same range: nothing to repaint
+        self._y_range_set = True
         self._y_range = (lo, hi)
         self._shown_range = (lo, hi)
         self.getPlotItem().setYRange(lo, hi, padding=0)
@@ -274,8 +277,13 @@ class BarChart(Plot):
                  nan_tags: dict[int, str] | None = None) -> None:
         """New bars; ``nan_tags`` maps a series index to the tag of its NaN values ("nan" or "div0")."""
         labels = tuple(labels)
-        self._heights = [np.asarray(h, dtype=float) for h in heights]
-        self._nan_tags = dict(nan_tags or {})
+        heights = [np.asarray(h, dtype=float) for h in heights]
+        nan_tags = dict(nan_tags or {})
+        if (labels == self._labels and nan_tags == self._nan_tags and len(heights) == len(self._heights)
+                and all(unchanged.same(a, b) for a, b in zip(heights, self._heights))):
+            return  # the same bars: nothing to repaint
+        self._heights = heights
+        self._nan_tags = nan_tags
         self._make_texts()  # before the range moves: its signal lays the labels out
         if labels != self._labels:
             self._labels = labels
@@ -317,9 +325,9 @@ class BarChart(Plot):
         width, offsets = self._geometry()
         x = np.arange(len(self._labels), dtype=float)
         for s, (bar, h) in enumerate(zip(self._bars, self._heights)):
-            bar.setVisible(self._shown[s])
+            unchanged.set_visible(bar, self._shown[s])
             ok = np.isfinite(h)
-            bar.setOpts(x=x[: h.size] + offsets.get(s, 0.0), height=np.where(ok, h, 0.0), width=width)
+            unchanged.set_opts(bar, x=x[: h.size] + offsets.get(s, 0.0), height=np.where(ok, h, 0.0), width=width)
         self._place_holes()
         self._layout_labels()
 
@@ -331,8 +339,8 @@ class BarChart(Plot):
         for s, (hole, h) in enumerate(zip(self._holes, self._heights)):
             bad = np.flatnonzero(~np.isfinite(h)) if self._shown[s] else np.zeros(0, dtype=int)
             tops = np.where(np.isneginf(h[bad]), lo, hi)
-            hole.setOpts(x=bad + offsets.get(s, 0.0), height=tops, width=width)
-            hole.setVisible(bad.size > 0)
+            unchanged.set_opts(hole, x=bad + offsets.get(s, 0.0), height=tops, width=width)
+            unchanged.set_visible(hole, bad.size > 0)
 
     def _bars_now(self) -> bar_labels.Bars:
         width, offsets = self._geometry()
@@ -445,6 +453,6 @@ class TemperatureCurve(Plot):
     def set_curve(self, t: np.ndarray, y: np.ndarray, t_now: float, y_now: float) -> None:
         # pyqtgraph warns on all-NaN data (it takes nanmin of it): draw only the finite part
         ok = np.isfinite(y)
-        self.curve.setData(t[ok], y[ok])
-        self.marker.setData(*(([t_now], [y_now]) if np.isfinite(y_now) else ([], [])))
+        unchanged.set_curve(self.curve, t[ok], y[ok])
+        unchanged.set_curve(self.marker, *(([t_now], [y_now]) if np.isfinite(y_now) else ([], [])))
         self.now_line.setValue(math.log10(t_now))

@@ -122,7 +122,11 @@ class FittedAxis(pg.AxisItem):
         super().__init__(orientation, **kwargs)
 
     def setTicks(self, ticks=None) -> None:  # noqa: N802 - pyqtgraph's name
-        self._all_ticks = None if ticks is None else [list(level) for level in ticks]
+        given = None if ticks is None else [list(level) for level in ticks]
+        if given == self._all_ticks and hasattr(self, "_ticks_set"):
+            return  # the same ticks: the axis keeps its picture (no repaint)
+        self._ticks_set = True
+        self._all_ticks = given
         super().setTicks(ticks)
 
     @property

@@ -85,7 +85,7 @@ class LearningModel(ViewModel):
     distil_t: float = param(4.0, minimum=1.0, maximum=20.0)
     distil_alpha: float = param(0.9, minimum=0.0, maximum=1.0)
     student_examples: int = param(200, minimum=20, maximum=1078, log=True, integer=True)
-    example: int = param(0, minimum=0, maximum=300, integer=True, control="spin")
+    example: int = param(0, minimum=0, maximum=359, integer=True, control="spin")
     embedding: str = choice("model", EMBEDDINGS)
     contrast_tau: float = param(results.CLIP_TAU, minimum=0.01, maximum=1.0, log=True)
     contrast_batch: int = param(16, minimum=4, maximum=64, integer=True)
@@ -113,7 +113,7 @@ class LearningModel(ViewModel):
         if name == "student_examples":
             return 20, min(len(self.split().train), self.params()[name].maximum)
         if name == "example":
-            return 0, len(self.split().test) - 1
+            return 0, min(len(self.split().test) - 1, self.params()[name].maximum)
         return super().bounds(name)
 
     def value_in_use(self, name: str) -> Any:

@@ -15,6 +15,7 @@ import compute
 from gui import theme as themes
 from gui.model.texts import tr
 from gui.qt import pg
+from gui.widgets import unchanged
 from gui.widgets.plot import Plot
 from gui.widgets.ticks import nice_step
 
@@ -91,7 +92,7 @@ class ModelOverview(Plot):
                 levels = (float(seen.min()), float(seen.max()))
         c = pg.mkColor(themes.current().masked)
         image, size, pitch = mosaic(weights, allowed, levels, (c.red(), c.green(), c.blue()), self.cmap)
-        self.image.setImage(image, autoLevels=False, levels=(0, 255))
+        unchanged.set_image(self.image, image, autoLevels=False, levels=(0, 255))
         self.image.setRect(0, 0, image.shape[1], image.shape[0])
         item = self.getPlotItem()
         if (layers, heads, size, pitch) != (*self._shape, *self._cell):

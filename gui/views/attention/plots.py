@@ -12,7 +12,7 @@ from gui import theme as themes
 from gui.format import fmt
 from gui.model.texts import tr
 from gui.qt import pg
-from gui.widgets import legends
+from gui.widgets import legends, unchanged
 from gui.widgets.heatmap import PooledHeatmap
 from gui.widgets.plot import Plot
 
@@ -114,12 +114,12 @@ class HistogramPlot(Plot):
         self.scaled.setPen(pg.mkPen(theme.accent, width=2))
 
     def set_data(self, edges, raw, scaled, std_raw: float, std_scaled: float) -> None:
-        self.raw.setData(edges, raw, stepMode="center")
-        self.scaled.setData(edges, scaled, stepMode="center")
+        unchanged.set_curve(self.raw, edges, raw, stepMode="center")
+        unchanged.set_curve(self.scaled, edges, scaled, stepMode="center")
         legend = self.getPlotItem().legend
         fg = themes.current().foreground
-        legend.items[0][1].setText(tr("attention.hist.raw", std=fmt(std_raw, 2)), color=fg)
-        legend.items[1][1].setText(tr("attention.hist.scaled", std=fmt(std_scaled, 2)), color=fg)
+        unchanged.set_label(legend.items[0][1], tr("attention.hist.raw", std=fmt(std_raw, 2)), color=fg)
+        unchanged.set_label(legend.items[1][1], tr("attention.hist.scaled", std=fmt(std_scaled, 2)), color=fg)
 
 
 class SweepPlot(Plot):
@@ -199,17 +199,17 @@ class SweepPlot(Plot):
     def set_sweep(self, sweep: dict | None, n: int) -> None:
         if sweep is None:
             for c in (self.entropy_scaled, self.entropy_raw, self.max_scaled, self.max_raw, self.std, self.sqrt):
-                c.setData([], [])
+                unchanged.set_curve(c, [], [])
             return
         d = np.asarray(sweep["d_k"], dtype=float)
         ln_n = math.log(n) if n > 1 else 1.0
-        self.entropy_scaled.setData(d, np.asarray(sweep["entropy_scaled"]) / ln_n)
-        self.entropy_raw.setData(d, np.asarray(sweep["entropy_unscaled"]) / ln_n)
-        self.max_scaled.setData(d, sweep["max_weight_scaled"])
-        self.max_raw.setData(d, sweep["max_weight_unscaled"])
+        unchanged.set_curve(self.entropy_scaled, d, np.asarray(sweep["entropy_scaled"]) / ln_n)
+        unchanged.set_curve(self.entropy_raw, d, np.asarray(sweep["entropy_unscaled"]) / ln_n)
+        unchanged.set_curve(self.max_scaled, d, sweep["max_weight_scaled"])
+        unchanged.set_curve(self.max_raw, d, sweep["max_weight_unscaled"])
         x = np.log10(d)  # the right box is not in log mode: it shares the left box's log10 x
-        self.std.setData(x, sweep["std_qk"])
-        self.sqrt.setData(x, sweep["sqrt_dk"])
+        unchanged.set_curve(self.std, x, sweep["std_qk"])
+        unchanged.set_curve(self.sqrt, x, sweep["sqrt_dk"])
         top = float(max(np.max(sweep["std_qk"]), np.max(sweep["sqrt_dk"])))
         self.right.setYRange(top * SWEEP_Y[0], top * SWEEP_Y[1], padding=0)  # 0 and top in line with the left's 0 and 1
 

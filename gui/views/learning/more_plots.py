@@ -11,6 +11,7 @@ from gui.model.learning.data import N_CLASSES, SIDE
 from gui.model.learning.results import CLIP_TAU, ContrastResult, DigitsResult, DistilResult, Students
 from gui.model.texts import tr
 from gui.qt import pg
+from gui.widgets import unchanged
 from gui.widgets.curves import Curves
 from gui.widgets.heatmap import Heatmap
 from gui.widgets.plot import BarChart, Plot
@@ -168,13 +169,13 @@ class DigitsPlot(Plot):
                 continue
             x0, y0 = self._cell(i)
             top = y0 + SIDE  # the bars stand on the image's bottom edge (y grows downwards)
-            self._images[i].setImage(images[i], levels=(0.0, 16.0))
+            unchanged.set_image(self._images[i], images[i], levels=(0.0, 16.0))
             self._images[i].setRect(QRectF(x0, y0, SIDE, SIDE))
             p = r.probabilities[i]
             xs = x0 + BAR_X0 + np.arange(N_CLASSES) * BAR_W + BAR_W / 2
-            self._bars[i].setOpts(x=xs, y0=top - p * SIDE, height=p * SIDE, width=BAR_W * 0.8)
+            unchanged.set_opts(self._bars[i], x=xs, y0=top - p * SIDE, height=p * SIDE, width=BAR_W * 0.8)
             t = int(r.labels[i])
-            self._truth[i].setOpts(x=[xs[t]], y0=[y0], height=[SIDE], width=BAR_W * 0.8)
+            unchanged.set_opts(self._truth[i], x=[xs[t]], y0=[y0], height=[SIDE], width=BAR_W * 0.8)
             for k, c in enumerate(self._classes[i]):
                 c.setPos(xs[k], top)
             key = "learning.digit.right" if r.predicted[i] == t else "learning.digit.wrong"

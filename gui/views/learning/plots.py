@@ -12,6 +12,7 @@ from gui.format import fmt
 from gui.model.learning.results import CalibrationResult
 from gui.model.texts import tr
 from gui.qt import pg
+from gui.widgets import unchanged
 from gui.widgets.curves import Curves
 from gui.widgets.plot import BarChart
 
@@ -95,7 +96,7 @@ class ReliabilityPlot(Curves):
         edges = r.manual.bins.edges
         centres = (edges[:-1] + edges[1:]) / 2
         acc = np.nan_to_num(r.manual.bins.accuracy)
-        self.bars.setOpts(x=centres, height=acc, width=float(edges[1] - edges[0]) * 0.9)
+        unchanged.set_opts(self.bars, x=centres, height=acc, width=float(edges[1] - edges[0]) * 0.9)
         for i, report in enumerate((r.before, r.after)):
             self.set_curve(i, report.bins.confidence, report.bins.accuracy)
 

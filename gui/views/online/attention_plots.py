@@ -11,6 +11,7 @@ from gui.model.online import AttentionRun
 from gui.model.texts import tr
 from gui.qt import pg
 from gui.views.online.row_plots import finite_xy, set_step_axis
+from gui.widgets import unchanged
 from gui.widgets.heatmap import Heatmap
 from gui.widgets.plot import BarChart, Plot
 
@@ -107,7 +108,7 @@ class RunningLines(Plot):
         steps = np.arange(y.shape[0], dtype=float)
         done = step + 1  # tiles not read yet are not drawn; the axis still shows them
         for i, c in enumerate(self.curves):
-            c.setData(*finite_xy(steps[:done], y[:done, i]))
+            unchanged.set_curve(c, *finite_xy(steps[:done], y[:done, i]))
         self.now_line.setValue(step)
         set_step_axis(item, y.shape[0] - 1)
 

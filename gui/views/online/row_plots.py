@@ -13,6 +13,7 @@ from gui.format import fmt
 from gui.model.online import RowResult
 from gui.model.texts import tr
 from gui.qt import pg
+from gui.widgets import unchanged
 from gui.widgets.plot import BarChart, Plot, style_current
 from gui.widgets.ticks import integer_ticks, strided_labels
 
@@ -71,7 +72,7 @@ class RowPlot(Plot):
         unread = QColor(theme.secondary)
         unread.setAlpha(110)
         colours = [pg.mkBrush(unread), pg.mkBrush(theme.accent), pg.mkBrush(theme.highlight)]
-        self.bars.setOpts(brushes=[colours[s] for s in self._state], pen=pg.mkPen(None))
+        unchanged.set_opts(self.bars, brushes=[colours[s] for s in self._state], pen=pg.mkPen(None))
 
     def show_result(self, r: RowResult) -> None:
         x = r.values
@@ -95,9 +96,9 @@ class RowPlot(Plot):
                     segments_x += [node.start - 0.45, node.stop - 0.55]
                     segments_y += [node.m, node.m]
         self._values, self._state = x, state
-        self.bars.setOpts(x=np.arange(n, dtype=float), height=heights, width=0.85)
+        unchanged.set_opts(self.bars, x=np.arange(n, dtype=float), height=heights, width=0.85)
         self._paint_bars(themes.current())
-        self.running_max.setData(np.array(segments_x), np.clip(segments_y, -RANGE_LIMIT, RANGE_LIMIT))
+        unchanged.set_curve(self.running_max, np.array(segments_x), np.clip(segments_y, -RANGE_LIMIT, RANGE_LIMIT))
         self.running_max.setVisible(bool(segments_x))
         self._show_boundaries(x, r.block)
         if r.labels != self._labels:
@@ -115,9 +116,9 @@ class RowPlot(Plot):
             finite = x[np.isfinite(x)]
             lo = max(min(float(finite.min()), 0.0), -RANGE_LIMIT) if finite.size else -1.0
             hi = min(max(float(finite.max()), 0.0), RANGE_LIMIT) if finite.size else 1.0
-            self.boundaries.setData(np.repeat(edges, 2), np.tile([lo, hi], len(edges)))
+            unchanged.set_curve(self.boundaries, np.repeat(edges, 2), np.tile([lo, hi], len(edges)))
         else:
-            self.boundaries.setData([], [])
+            unchanged.set_curve(self.boundaries, [], [])
 
     def bar_state(self) -> np.ndarray:
         """0 unread, 1 read, 2 being read, per score (for tests)."""
@@ -159,8 +160,8 @@ class StepCurve(Plot):
         y = m if self._quantity == "m" else d
         steps = np.arange(len(y), dtype=float)
         done = r.step + 1  # steps that have not happened yet are not drawn; the axis still shows them
-        self.curve.setData(*finite_xy(steps[:done], y[:done]))
-        self.marker.setData(*finite_xy(np.array([float(r.step)]), np.array([y[r.step]])))
+        unchanged.set_curve(self.curve, *finite_xy(steps[:done], y[:done]))
+        unchanged.set_curve(self.marker, *finite_xy(np.array([float(r.step)]), np.array([y[r.step]])))
         self.now_line.setValue(r.step)
         set_step_axis(self.getPlotItem(), len(y) - 1)
 
@@ -233,7 +234,7 @@ class TreePlot(Plot):
         xs = np.array([p[0] for p in layout])
         ys = np.array([p[1] for p in layout], dtype=float)
         self.nodes.setData(x=xs, y=ys)
-        self.edges.setData(np.array(ex, dtype=float), np.array(ey, dtype=float))
+        unchanged.set_curve(self.edges, np.array(ex, dtype=float), np.array(ey, dtype=float))
         if changed:
             self._rebuild(r, len(levels))
         for t, (x, lv, m, d) in zip(self._texts, layout):

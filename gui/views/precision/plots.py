@@ -14,6 +14,7 @@ from gui.format import fmt
 from gui.model.precision import DTYPES, PrecisionModel, PrecisionResult, SumErrors
 from gui.model.texts import tr
 from gui.qt import pg
+from gui.widgets import unchanged
 from gui.widgets.line_labels import LineLabels
 from gui.widgets.plot import Plot, style_current
 
@@ -76,13 +77,13 @@ class OverflowPlot(Plot):
         ok = np.isfinite(r.curve_top) & (r.curve_top > 0)
         if r.max_score != self._curve_for:  # a scale drag moves only the marker and the line
             self._curve_for = r.max_score
-            self.curve.setData(r.curve_scale[ok], r.curve_top[ok])
+            unchanged.set_curve(self.curve, r.curve_scale[ok], r.curve_top[ok])
         top = r.max_score * scale
-        self.marker.setData(*(([scale], [top]) if math.isfinite(top) and top > 0 else ([], [])))
+        unchanged.set_curve(self.marker, *(([scale], [top]) if math.isfinite(top) and top > 0 else ([], [])))
         self.now_line.setValue(math.log10(scale))
         c = float(r.break_scale[selected])
         on_plot = math.isfinite(c) and 1.0 <= c <= 1000.0
-        self.crossing.setData(*(([c], [r.overflow[selected]]) if on_plot else ([], [])))
+        unchanged.set_curve(self.crossing, *(([c], [r.overflow[selected]]) if on_plot else ([], [])))
         logs = [math.log10(t) for t in r.overflow]
         if ok.any():
             logs += [math.log10(r.curve_top[ok][0]), math.log10(r.curve_top[ok][-1])]
@@ -127,8 +128,8 @@ class SumErrorPlot(Plot):
         if s is self.errors:
             return
         self.errors = s
-        self.plain.setData(s.edges, s.counts_plain)
-        self.renormalised.setData(s.edges, s.counts_renormalised)
+        unchanged.set_curve(self.plain, s.edges, s.counts_plain)
+        unchanged.set_curve(self.renormalised, s.edges, s.counts_renormalised)
         top = max(int(s.counts_plain.max()), int(s.counts_renormalised.max()), 1)
         item = self.getPlotItem()
         item.setXRange(0.0, float(s.edges[-1]), padding=0.02)

@@ -12,6 +12,7 @@ from gui.format import fmt
 from gui.model.sampling import CurveResult, SamplingResult
 from gui.model.texts import tr
 from gui.qt import pg
+from gui.widgets import unchanged
 from gui.widgets.plot import Plot, style_current
 from gui.widgets.ticks import decade_ticks
 
@@ -48,8 +49,8 @@ class CurvePlot(Plot):
 
     def show_result(self, c: CurveResult) -> None:
         ok = np.isfinite(c.y)  # pyqtgraph warns on NaN: draw only the finite part
-        self.curve.setData(c.x[ok], c.y[ok])
-        self.marker.setData(*(([c.x_now], [c.y_now]) if math.isfinite(c.y_now) else ([], [])))
+        unchanged.set_curve(self.curve, c.x[ok], c.y[ok])
+        unchanged.set_curve(self.marker, *(([c.x_now], [c.y_now]) if math.isfinite(c.y_now) else ([], [])))
         self.now_line.setValue(math.log10(c.x_now))
         if c.name:
             self._set_y_label(tr(f"sampling.curve.{c.name}"))
@@ -86,7 +87,7 @@ class CumulativePlot(Plot):
             line.label.setColor(theme.highlight)
 
     def show_result(self, r: SamplingResult) -> None:
-        self.curve.setData(r.cum_rank.astype(float), r.cum_prob)
+        unchanged.set_curve(self.curve, r.cum_rank.astype(float), r.cum_prob)
         self.getPlotItem().setXRange(0, math.log10(max(r.size, 10)), padding=0.02)
         on = r.top_p is not None
         self.level.setVisible(on)

@@ -21,7 +21,6 @@ from gui.model import llm
 from gui.model.sampling import CURVE_T, DrawResult, SamplingModel, SamplingResult, draw_steps, needs_worker
 from gui.model.texts import tr
 from gui.views.base import BaseView
-from gui.widgets.explanation import explanation_html
 from gui.views.sampling.bars import TokenPlot
 from gui.views.sampling.controls import VocabularyBox, form_box, knobs_box
 from gui.views.sampling.curves import CumulativePlot, CurvePlot
@@ -30,6 +29,7 @@ from gui.views.sampling.gumbel import GumbelTab
 from gui.views.sampling.real import ModelPart
 from gui.views.sampling.router import ROUTER_READOUTS, RouterTab
 from gui.views.sampling.speculative import SPEC_READOUTS, SpeculativeTab
+from gui.widgets.explanation import explanation_html
 from gui.widgets.file_strip import FileDrops
 
 

@@ -6,6 +6,7 @@ import numpy as np
 
 from gui.model.texts import tr
 from gui.model.variants import AlibiResult, QkResult, SigmoidResult
+from gui.widgets import unchanged
 from gui.widgets.curves import Curves
 from gui.widgets.heatmap import Heatmap
 from gui.widgets.plot import BarChart
@@ -131,8 +132,8 @@ class Histogram(Curves):
         self.bounds = [self.add_line(tr("variants.qk.bound_line"), angle=90, position=0.9), self.add_line(angle=90)]
 
     def show_result(self, r: QkResult) -> None:
-        self.curves[0].setData(r.edges, r.plain_counts.astype(float), stepMode="center")
-        self.curves[1].setData(r.edges, r.normed_counts.astype(float), stepMode="center")
+        unchanged.set_curve(self.curves[0], r.edges, r.plain_counts.astype(float), stepMode="center")
+        unchanged.set_curve(self.curves[1], r.edges, r.normed_counts.astype(float), stepMode="center")
         for line, sign in zip(self.bounds, (-1, 1)):
             self.set_line(line, sign * r.bound)
         top = float(max(r.plain_counts.max(), r.normed_counts.max()))
