@@ -24,9 +24,14 @@ def _entropy_working(p: ArrayLike, axis: int) -> tuple[FloatArray, np.dtype[Any]
     a, ax, out_dtype, _ = _prepare(p, axis)
     with np.errstate(all="ignore"):
         # scipy.special.entr: -p log p for p > 0, 0 for p == 0 (the limit),
-        # -inf for p < 0 (not a probability), NaN stays NaN.
-        terms = np.where(a > 0, -a * np.log(a), np.where(a == 0, 0.0, -np.inf))
-        terms = np.where(np.isnan(a), np.nan, terms).astype(a.dtype, copy=False)
+        # -inf for p < 0 (not a probability), NaN stays NaN.  In place, one
+        # temporary: -(p * log p) is bit for bit (-p) * log p.
+        terms = np.log(a)
+        terms *= a
+        np.negative(terms, out=terms)
+        bad = ~(a > 0)  # zeros, negatives and NaN: fixed only where there are any
+        if bad.any():
+            terms = np.where(a == 0, 0.0, np.where(a < 0, -np.inf, terms)).astype(a.dtype, copy=False)
         return terms.sum(axis=ax), out_dtype
 
 
