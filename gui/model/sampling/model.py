@@ -243,12 +243,14 @@ class SamplingModel(ModelSourcePart, ViewModel):
         # top-p keeps what is kept in the end and what only min-p (applied after it) cut
         kept_by_top_p = np.isin(stage, (Stage.KEPT, Stage.MIN_P))
         top_p_rank = int(np.count_nonzero(kept_by_top_p)) if knobs["top_p"] is not None else 0
+        h, h_filtered = compute.entropy(probs), compute.entropy(filtered)
         return SamplingResult(
             vocab=vocab, probs=probs, filtered=filtered, stage=stage, shown=top,
             cum_rank=ranks, cum_prob=cum[ranks - 1], top_p=knobs["top_p"], top_p_rank=top_p_rank,
             kept=int(np.count_nonzero(filtered > 0)),
-            entropy=float(compute.entropy(probs)), entropy_filtered=float(compute.entropy(filtered)),
-            perplexity=float(compute.perplexity(probs)), perplexity_filtered=float(compute.perplexity(filtered)),
+            entropy=float(h), entropy_filtered=float(h_filtered),
+            # compute.perplexity is exp(entropy) in the row's dtype: the same numbers from the entropies above
+            perplexity=float(np.exp(h)), perplexity_filtered=float(np.exp(h_filtered)),
         )
 
     def curves(self, scores: ScoreRow | None = None) -> dict[str, np.ndarray]:
