@@ -195,7 +195,7 @@ def _shift_into(a: FloatArray, out: FloatArray, t: float) -> None:
     row maximum above :func:`_overflow_floor` are that row's overflowed
     entries recomputed by :func:`_halves`.
     """
-    m = np.max(a, axis=-1, keepdims=True)  # NaN if the row holds a NaN
+    m = np.maximum.reduce(a, axis=-1, keepdims=True)  # np.max's reduction, without its wrapper; NaN if the row holds a NaN
     mend = None
     # one comparison on the block's largest maximum in the usual case (NaN looks closer)
     if t > 1.0 and m.size and not m.max() < _overflow_floor(a.dtype):
