@@ -56,11 +56,15 @@ Stability tricks
   work buffer (the output itself) while it sits in the core's L2 cache, so a
   large array crosses main memory once in and once out instead of once per
   step; the special-row handling is skipped when every row maximum is
-  finite (checked on the maxima only).  The operations and their order are
-  those of :func:`softmax_steps`, including the division by the sum (a
-  multiplication by its reciprocal would round differently), so the blocks
-  change the speed (about twice SciPy's throughput on 4096 x 8192 float32,
-  ``bench/cpu_softmax.py``), not the results.
+  finite (checked on the maxima only).  Arrays of 1 MiB or more are split
+  over every usable core (``compute._pool``; NumPy releases the GIL inside
+  its loops), the blocks then handed to whichever thread is free.  The
+  operations and their order are those of :func:`softmax_steps`, including
+  the division by the sum (a multiplication by its reciprocal would round
+  differently), and rows are independent, so neither the blocks nor the
+  threads change a bit, only the speed (``bench/cpu_softmax.py``; the
+  exponential is most of the time, so on one thread the gain over SciPy
+  is what its temporaries cost it, and the rest needs idle cores).
 * **No warnings.**  All arithmetic runs under ``np.errstate(all="ignore")``
   and the special values are produced on purpose, so no ``RuntimeWarning``
   is ever emitted.
@@ -81,6 +85,7 @@ from numpy.typing import ArrayLike
 
 from compute import backends as _backends
 from compute._checks import check_temperature
+from compute._pool import max_threads, run_chunks
 from compute._rows import (
     FloatArray,
     _as_float_array,
@@ -105,10 +110,38 @@ __all__ = ["log_softmax", "logsumexp", "naive_softmax", "softmax"]
 # once per pass.  A row longer than this is one block on its own.
 _BLOCK_BYTES = 1 << 19
 
+# Arrays of at least this many bytes are split over the cores (compute's
+# _pool module; rows are independent, so the bits do not change).  Below it,
+# handing blocks to another thread costs more than it can save.
+_SPLIT_BYTES = 1 << 20
 
-def _block_rows(rows: FloatArray) -> int:
-    """How many rows of ``rows`` (2-D, rows last) make one block."""
-    return max(1, _BLOCK_BYTES // max(1, rows.shape[-1] * rows.dtype.itemsize))
+# A split array's blocks are made smaller, down to this size, to give each
+# thread about this many blocks (a thread that starts late takes fewer).
+_MIN_BLOCK_BYTES = 1 << 17
+_BLOCKS_PER_THREAD = 4
+
+
+def _blocks(rows: FloatArray, each: Any, scratch: bool = False) -> None:
+    """``each(i, j, s)`` for every block ``rows[i:j]`` of 2-D ``rows``, on threads if large enough.
+
+    ``s`` is a per-thread scratch buffer of a block's shape (with
+    ``scratch``) or None.  Blocks are :data:`_BLOCK_BYTES` (one row if a row
+    is longer) on one thread; arrays of :data:`_SPLIT_BYTES` or more run on
+    :func:`run_chunks` over every usable core, in smaller blocks.
+    """
+    r = rows.shape[0]
+    row_bytes = max(1, rows.shape[-1] * rows.dtype.itemsize)
+    step = max(1, _BLOCK_BYTES // row_bytes)
+    k = 1 if r * row_bytes < _SPLIT_BYTES else max_threads()
+    if k > 1:
+        step = min(step, max(-(-r // (_BLOCKS_PER_THREAD * k)), -(-_MIN_BLOCK_BYTES // row_bytes)))
+    n = -(-r // step)
+
+    def start() -> Any:
+        s = np.empty((min(step, r), rows.shape[1]), dtype=rows.dtype) if scratch else None
+        return lambda b: each(b * step, min(b * step + step, r), s)
+
+    run_chunks(start, n, min(k, n))
 
 
 def _prepare_rows(
@@ -147,26 +180,27 @@ def _softmax_rows(rows: FloatArray, out: FloatArray, t: float) -> None:
 
     ``out`` may be ``rows``.  The same operations, in the same order, as
     :func:`softmax_steps` (shift, divide by ``t``, ``exp``, a pairwise sum
-    of each contiguous row, divide by the sum), only in place.  Under errstate.
+    of each contiguous row, divide by the sum), only in place (see
+    :func:`_blocks`).  Under errstate.
     """
-    step = _block_rows(rows)
-    for i in range(0, rows.shape[0], step):
-        w = out[i : i + step]
-        _shift_into(rows[i : i + step], w, t)
+    def each(i: int, j: int, _: None) -> None:
+        w = out[i:j]
+        _shift_into(rows[i:j], w, t)
         np.exp(w, out=w)
-        np.divide(w, w.sum(axis=-1, keepdims=True), out=w)
+        np.divide(w, np.add.reduce(w, axis=-1, keepdims=True), out=w)
+
+    _blocks(rows, each)
 
 
 def _log_softmax_rows(rows: FloatArray, out: FloatArray, t: float) -> None:
     """``out[...] = log_softmax(rows, temperature=t)``, block by block (see above)."""
-    step = _block_rows(rows)
-    scratch = np.empty((min(step, rows.shape[0]), rows.shape[1]), dtype=rows.dtype)
-    for i in range(0, rows.shape[0], step):
-        w = out[i : i + step]
-        _shift_into(rows[i : i + step], w, t)
-        e = np.exp(w, out=scratch[: w.shape[0]])
-        total = e.sum(axis=-1, keepdims=True)
+    def each(i: int, j: int, scratch: FloatArray) -> None:
+        w = out[i:j]
+        _shift_into(rows[i:j], w, t)
+        total = np.add.reduce(np.exp(w, out=scratch[: j - i]), axis=-1, keepdims=True)
         np.subtract(w, np.log(total, out=total), out=w)
+
+    _blocks(rows, each, scratch=True)
 
 
 def _logsumexp_rows(rows: FloatArray) -> FloatArray:
@@ -175,13 +209,13 @@ def _logsumexp_rows(rows: FloatArray) -> FloatArray:
     Each block leaves its maxima and rests; one :func:`_lse_finish` over all
     rows turns them into the result (the operations of the unblocked path).
     """
-    step = _block_rows(rows)
-    scratch = np.empty((min(step, rows.shape[0]), rows.shape[1]), dtype=rows.dtype)
     m = np.empty((rows.shape[0], 1), dtype=rows.dtype)
     rest = np.empty_like(m)
-    for i in range(0, rows.shape[0], step):
-        block = rows[i : i + step]
-        m[i : i + step], rest[i : i + step] = _max_and_rest(block, 1, scratch[: block.shape[0]])
+
+    def each(i: int, j: int, scratch: FloatArray) -> None:
+        m[i:j], rest[i:j] = _max_and_rest(rows[i:j], 1, scratch[: j - i])
+
+    _blocks(rows, each, scratch=True)
     return _lse_finish(m, rest)
 
 
