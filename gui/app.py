@@ -31,6 +31,7 @@ import gui
 from gui import export, language, lessons, menus, registry, screen_fit
 from gui import theme as themes
 from gui.export.dialog import ask_export_options
+from gui.first_paint import exit_after_first_paint
 from gui.help import plain
 from gui.model import texts
 from gui.model.lab import Lab
@@ -426,5 +427,6 @@ def make_app(argv: list[str] | None = None) -> QApplication:
 def run() -> int:
     app = make_app()
     window = MainWindow()
+    exit_after_first_paint(window)  # SOFTMAX_LAB_EXIT_AFTER_PAINT=1 (bench/startup.py)
     window.show()
     return app.exec()
