@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import PySide6
-from PySide6.QtCore import QLocale, QRect, QSettings, Qt, QTimer, qVersion
+from PySide6.QtCore import QLocale, QRect, QSettings, Qt, qVersion
 from PySide6.QtGui import QAction, QUndoStack
 from PySide6.QtWidgets import (
     QApplication,
@@ -31,7 +31,7 @@ import gui
 from gui import export, language, lessons, menus, registry, screen_fit
 from gui import theme as themes
 from gui.export.dialog import ask_export_options
-from gui.first_paint import exit_after_first_paint
+from gui.first_paint import after_first_paint, exit_after_first_paint
 from gui.help import plain
 from gui.model import texts
 from gui.model.lab import Lab
@@ -179,8 +179,8 @@ class MainWindow(QMainWindow):
     def _build_menus(self) -> None:
         menus.build_menus(self)
         self._sync_backend_actions(probe=False)
-        # probe CuPy (an import and a driver call) once the window is up, then apply the saved choice
-        QTimer.singleShot(0, self._restore_backend)
+        # probe CuPy (an import and a driver call) once the window has painted, then apply the saved choice
+        after_first_paint(self, self._restore_backend)
 
     def _clipboard(self, op: str) -> None:
         """Send Copy/Paste to the focused table (a widget with that method)."""
