@@ -27,7 +27,6 @@ import contextlib
 import errno
 import os
 import re
-import secrets
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -83,6 +82,8 @@ def _umask() -> int:
 
 
 def _own_name(prefix: str, target: Path) -> Path:
+    import secrets  # here, not at start-up: it loads OpenSSL's hashlib (a few ms)
+
     return target.with_name(f"{prefix}{os.getpid()}-{secrets.token_hex(4)}-{target.name}")
 
 
