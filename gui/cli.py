@@ -150,7 +150,8 @@ def _add_param_option(parser: argparse.ArgumentParser, name: str, owners) -> Non
     kinds = {p.kind for _view, p in owners}
     if kinds == {"choice"}:
         choices = list(dict.fromkeys(c for _view, p in owners for c in p.choices))
-        parser.add_argument(f"--{name}", choices=choices, default=None, help=help_text)
+        switch = {"nargs": "?", "const": "on"} if choices == ["off", "on"] else {}  # a bare --quick is "on"
+        parser.add_argument(f"--{name}", choices=choices, default=None, help=help_text, **switch)
     elif kinds == {"path"}:
         parser.add_argument(f"--{name}", default=None, metavar="PATH", help=help_text)
     elif kinds == {"text"}:
@@ -341,6 +342,9 @@ def _export(args: argparse.Namespace, lab: Lab, options: ExportOptions) -> int:
     if args.lesson_step is not None and args.lesson_step.tab is not None:
         view.select_tab(args.lesson_step.tab)
     app.processEvents()
+    measure = getattr(view, "measure_for_export", None)
+    if measure is not None:  # a view that measures only when asked (the benchmark) measures now
+        measure()
     try:
         written = export.export_view(
             view, args.view, args.out, overwrite=args.overwrite,

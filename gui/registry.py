@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from gui.model.attention import AttentionModel
 from gui.model.base import ViewModel
+from gui.model.benchmark import BenchmarkModel
 from gui.model.calculator import CalculatorModel
 from gui.model.gradients import GradientsModel
 from gui.model.learning import LearningModel
@@ -55,6 +56,7 @@ VIEWS: tuple[ViewSpec, ...] = (
     ViewSpec("online", OnlineModel, "gui.views.online:OnlineView"),
     ViewSpec("variants", VariantsModel, "gui.views.variants:VariantsView"),
     ViewSpec("learning", LearningModel, "gui.views.learning:LearningView"),
+    ViewSpec("benchmark", BenchmarkModel, "gui.views.benchmark:BenchmarkView"),
 )
 
 

@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 
+from gui import theme as themes
 from gui.model.benchmark.backends import ALL, ATTENTION
 from gui.model.benchmark.saved import SavedTable
 from gui.model.benchmark.sweep import Sweep
@@ -25,14 +26,15 @@ STYLES = {"copy": "wide", "copy_cuda": "wide"}
 
 
 def binary_ticks(lo: float, hi: float, step: int = 1) -> list[tuple[float, str]]:
-    """Ticks at every ``step``-th power of two from ``lo`` to ``hi`` at their log10 positions:
-    128, 512, 2K, ..., 1M (K = 1024)."""
+    """Ticks at every ``step``-th power of two from ``lo`` to ``hi`` (and the last one) at their log10
+    positions: 128, 512, 2048, 8K, ..., 1M (K = 1024, from 4K)."""
     out = []
-    for k in range(math.ceil(math.log2(lo) - 1e-9), math.floor(math.log2(hi) + 1e-9) + 1):
-        if (k - math.ceil(math.log2(lo) - 1e-9)) % step:
+    first, last = math.ceil(math.log2(lo) - 1e-9), math.floor(math.log2(hi) + 1e-9)
+    for k in range(first, last + 1):
+        if (k - first) % step and k != last:
             continue
         v = 1 << k
-        text = f"{v >> 20}M" if v >= 1 << 20 else f"{v >> 10}K" if v >= 1 << 13 else str(v)
+        text = f"{v >> 20}M" if v >= 1 << 20 else f"{v >> 10}K" if v >= 1 << 12 else str(v)
         out.append((math.log10(v), text))
     return out
 
@@ -53,9 +55,13 @@ class ThroughputPlot(Curves):
         self.show_legend(())
 
     def set_x_range(self, lo: float, hi: float) -> None:
+        """The x axis from ``lo`` to ``hi`` (binary ticks); nothing is repainted if it already is."""
         lo, hi = sorted((lo, hi))
         if hi <= lo:
             lo, hi = lo / 2, hi * 2
+        if getattr(self, "_x_span", None) == (lo, hi):
+            return
+        self._x_span = (lo, hi)
         item = self.getPlotItem()
         item.getAxis("bottom").setTicks([binary_ticks(lo, hi, self._tick_step), []])
         a, b = math.log10(lo), math.log10(hi)
@@ -79,7 +85,17 @@ class ThroughputPlot(Curves):
             legend.addItem(self.curves[-1], tr("benchmark.series.saved", name=saved))
         self.fit_legend()
 
-    def show_sweep(self, sweep: Sweep | None, x: str, names: tuple[str, ...]) -> None:
+    def theme_changed(self, theme: themes.Theme) -> None:
+        super().theme_changed(theme)
+        for name in ALL:  # the run's measurements are few: each one marked (the copies are wide enough)
+            if name not in STYLES:
+                curve = self.curves[self.curve_of(name)]
+                curve.setSymbol("o")
+                curve.setSymbolSize(5)
+                curve.setSymbolPen(curve.opts["pen"])
+                curve.setSymbolBrush(curve.opts["pen"].color())
+
+    def show_sweep(self, sweep: Sweep | None, x: str) -> None:
         """The run's curves (``x``: "n" or "rows"); None clears them."""
         for n in ALL:
             i = self.curve_of(n)
@@ -87,6 +103,17 @@ class ThroughputPlot(Curves):
                 self.set_curve(i, np.zeros(0), np.zeros(0))
             else:
                 self.set_curve(i, getattr(sweep, x), sweep.gbps(n))
+
+    def fit_y(self) -> None:
+        """Autorange over what is drawn; 0.1 to 100 GB/s while nothing is (set once, not every redraw)."""
+        drawn = any(self.data(i)[0].size for i in range(len(self.curves)))
+        if drawn == getattr(self, "_y_drawn", None):
+            return
+        self._y_drawn = drawn
+        if drawn:
+            self.getPlotItem().enableAutoRange(axis="y")
+        else:
+            self.set_y_range(0.1, 100.0)
 
     def show_saved(self, table: SavedTable | None, x: str) -> None:
         curves = {} if table is None else table.curves(x)
@@ -121,7 +148,8 @@ class AttentionPlot(Curves):
                 self.set_curve(i, np.zeros(0), np.zeros(0))
             else:
                 self.set_curve(i, np.asarray(n, float), 1e3 * seconds[k])
-        if n:
+        if n and getattr(self, "_x_span", None) != (min(n), max(n)):
+            self._x_span = (min(n), max(n))
             a, b = math.log10(min(n)), math.log10(max(n))
             self.getPlotItem().setXRange(a - 0.05, b + 0.05, padding=0)
             self.getPlotItem().getAxis("bottom").setTicks([binary_ticks(min(n), max(n)), []])

@@ -60,6 +60,15 @@ def unavailable_text(reasons: dict[str, Reason | None], failed: dict[str, str] |
     return "\n".join(lines)
 
 
+def n_text(n: int) -> str:
+    """A row length as the N axis writes it: 1M, 512K, 2048 (K = 1024)."""
+    if n >= 1 << 20 and n % (1 << 20) == 0:
+        return f"{n >> 20}M"
+    if n >= 1 << 12 and n % (1 << 10) == 0:
+        return f"{n >> 10}K"
+    return f"{n:,}"
+
+
 def at_largest(s: Sweep, name: str) -> tuple[float, int] | None:
     """``name``'s GB/s at the largest N it was measured at, and that N; None if not measured."""
     if name not in s.seconds:
@@ -100,9 +109,8 @@ class BenchmarkView(FileDrops, BaseView):
         buttons = QWidget()
         row = QHBoxLayout(buttons)
         row.setContentsMargins(0, 0, 0, 0)
-        row.addWidget(self.run_button)
-        row.addWidget(self.cancel_button)
-        row.addWidget(self.progress, 1)
+        row.addWidget(self.run_button, 1)
+        row.addWidget(self.cancel_button, 1)
 
         self.file_strip = FileStrip(self._load_saved, button=tr("benchmark.compare"),
                                     tooltip=tr("benchmark.compare.tooltip"), dialog_title=tr("benchmark.compare.dialog"),
@@ -135,8 +143,13 @@ class BenchmarkView(FileDrops, BaseView):
         grid.setRowStretch(0, 3)
         grid.setRowStretch(1, 2)
 
-        self.arrange([sweep_box, buttons, self.file_strip, readouts, self.availability, self.note], plots,
-                     min_width=320)
+        column = QWidget()
+        lay = QVBoxLayout(column)
+        lay.setContentsMargins(0, 0, 0, 0)
+        for w in (sweep_box, buttons, self.progress, self.file_strip, readouts, self.availability, self.note):
+            lay.addWidget(w)
+        lay.addStretch(1)
+        self.arrange([column], plots, min_width=320)
         self._message = ("", False)
 
         self.job = self.add_job(run_job)
@@ -198,7 +211,7 @@ class BenchmarkView(FileDrops, BaseView):
         r = m.result
         s = m.saved
         plan = m.plan()
-        names = tuple(n for n, why in m.reasons().items() if why is None or why.pending)
+        names = tuple(n for n, why in m.reasons().items() if why is None)
         if r is not None:
             names = r.names
         saved_name = s.name if s is not None else ""
@@ -208,10 +221,12 @@ class BenchmarkView(FileDrops, BaseView):
         if r is not None:
             lo, hi = min(lo, int(r.by_n.n.min())), max(hi, int(r.by_n.n.max()))
         self.by_n.set_x_range(lo, hi)
-        self.by_n.show_sweep(None if r is None else r.by_n, "n", names)
-        self.by_rows.show_sweep(None if r is None else r.by_rows, "rows", names)
+        self.by_n.show_sweep(None if r is None else r.by_n, "n")
+        self.by_rows.show_sweep(None if r is None else r.by_rows, "rows")
         self.by_n.show_saved(None if s is None else s.by_n, "n")
         self.by_rows.show_saved(None if s is None or s.by_rows is None else s.by_rows, "rows")
+        for plot in (self.by_n, self.by_rows):
+            plot.fit_y()
         self.by_rows.set_now(m.rows)
         if self.attention is not None:
             self.attention.show_result(plan.attention_n if r is None else r.plan.attention_n,
@@ -255,7 +270,7 @@ class BenchmarkView(FileDrops, BaseView):
             "benchmark.readout.state.value", dtype=r.plan.dtype, rows=r.plan.rows, repeats=r.plan.repeats))
         ceiling = at_largest(r.by_n, "copy")
         out["benchmark.readout.ceiling"].setText(dash if ceiling is None else tr(
-            "benchmark.readout.gbps_at", gbps=fmt(ceiling[0], 2), n=f"{ceiling[1]:,}"))
+            "benchmark.readout.gbps_at", gbps=fmt(ceiling[0], 2), n=n_text(ceiling[1])))
         numpy = at_largest(r.by_n, "numpy")
         if numpy is None:
             out["benchmark.readout.numpy"].setText(dash)
@@ -263,7 +278,7 @@ class BenchmarkView(FileDrops, BaseView):
             share = "" if ceiling is None or ceiling[1] != numpy[1] or not ceiling[0] > 0 else tr(
                 "benchmark.readout.share", percent=f"{100 * numpy[0] / ceiling[0]:.0f}")
             out["benchmark.readout.numpy"].setText(tr("benchmark.readout.gbps_at", gbps=fmt(numpy[0], 2),
-                                                      n=f"{numpy[1]:,}") + share)
+                                                      n=n_text(numpy[1])) + share)
         best = None
         for name in r.names:
             if name in CEILINGS:
