@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import time
 
 import numpy as np
 import pytest
@@ -337,3 +338,64 @@ def test_quick_export_runs_headless_and_writes_the_run(tmp_path):
     assert run["quick"] == 1.0 and run["finished"] == 1.0 and run["repeats"] == 1
     assert (tmp_path / "benchmark_throughput_rows.csv").exists()
     assert math.isclose(run["itemsize"], 4)
+
+
+def fake_cupy(monkeypatch):
+    """Just enough of CuPy (and cupyx) over NumPy to run the device implementations' plumbing here."""
+    import sys
+    import types
+
+    log = {"fills": 0, "records": 0, "freed": 0, "synced": 0}
+
+    class Flush(np.ndarray):
+        def fill(self, value):
+            log["fills"] += 1
+            super().fill(value)
+
+    class Event:
+        def record(self):
+            log["records"] += 1
+            self.t = time.perf_counter()
+
+        def synchronize(self):
+            pass
+
+    class Device:
+        id = 0
+
+        def synchronize(self):
+            log["synced"] += 1
+
+    cupy = types.ModuleType("cupy")
+    cupy.asarray = lambda a: np.array(a)
+    cupy.empty_like = np.empty_like
+    cupy.copyto = np.copyto
+    cupy.empty = lambda n, dtype: np.empty(n, dtype).view(Flush)
+    cupy.cuda = types.SimpleNamespace(
+        Event=Event, Device=Device, get_elapsed_time=lambda a, b: 1e3 * (b.t - a.t),
+        runtime=types.SimpleNamespace(getDeviceProperties=lambda i: {"l2CacheSize": 1 << 16}))
+    cupy.get_default_memory_pool = lambda: types.SimpleNamespace(
+        free_all_blocks=lambda: log.__setitem__("freed", log["freed"] + 1))
+    special = types.ModuleType("cupyx.scipy.special")
+    special.softmax = scipy.special.softmax
+    for name, module in (("cupy", cupy), ("cupyx", types.ModuleType("cupyx")),
+                         ("cupyx.scipy", types.ModuleType("cupyx.scipy")), ("cupyx.scipy.special", special)):
+        monkeypatch.setitem(sys.modules, name, module)
+    return log
+
+
+def test_the_device_implementations_time_by_events_after_flushing_the_l2(monkeypatch):
+    log = fake_cupy(monkeypatch)
+    impls, failed = backends.implementations(("cupyx", "copy_cuda"))
+    assert failed == {} and [i.name for i in impls] == ["cupyx", "copy_cuda"]
+    assert impls[0].measure is impls[1].measure  # one flush buffer for all of them
+    x = np.random.default_rng(1).standard_normal((3, 200)).astype(np.float32)
+    shared: dict = {}
+    np.testing.assert_allclose(impls[0].prepare(x, shared)(), scipy.special.softmax(x, axis=-1), rtol=1e-6)
+    np.testing.assert_array_equal(impls[1].prepare(x, shared)(), x)
+    assert log["synced"] == 1  # the device copy of the input is made once per shape, for both
+    r = drain(sweep.run_steps(tiny_plan(repeats=2), implementations=impls, reasons=host_reasons()))
+    timed = r.total * 2  # two timed calls per measurement
+    assert log["fills"] == timed and log["records"] == 2 * timed  # a flush, then an event either side
+    assert np.isfinite(r.by_n.seconds["copy_cuda"]).all() and (r.by_n.seconds["cupyx"] >= 0).all()
+    assert log["freed"] == 1  # the device's cached memory is given back after the run

@@ -241,6 +241,8 @@ def run_steps(plan: Plan, *, implementations: list[Implementation] | None = None
                 done += 1
                 yield done / total, snapshot()
             del q, k, v
+    if attention or any(i.name in backends.DEVICE for i in implementations):
+        backends.free_device_memory()
     return snapshot(finished=True)
 
 
