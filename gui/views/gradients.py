@@ -15,8 +15,9 @@ from gui.model.temperature import CURVE_T
 from gui.model.texts import tr
 from gui.views.base import BaseView
 from gui.widgets.heatmap import Heatmap
-from gui.widgets.plot import BarChart, TemperatureCurve
+from gui.widgets.plot import BarChart
 from gui.widgets.sliders import ParamChoice, ParamSlider
+from gui.widgets.temperature_curve import TemperatureCurve
 
 
 class SaturationPlot(TemperatureCurve):

@@ -13,8 +13,9 @@ from gui.model.texts import tr
 from gui.qt import pg
 from gui.views.base import BaseView
 from gui.widgets.line_labels import LineLabels
-from gui.widgets.plot import BarChart, TemperatureCurve
+from gui.widgets.plot import BarChart
 from gui.widgets.sliders import ParamSlider, ValueSlider
+from gui.widgets.temperature_curve import TemperatureCurve
 
 GAP_MAX = 10.0
 

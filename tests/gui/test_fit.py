@@ -78,15 +78,36 @@ def big_screen(monkeypatch):
     return screen
 
 
+@pytest.fixture(scope="module")
+def _visited_windows(qapp, tmp_path_factory):
+    """One visited window per language for the whole module (visiting everything takes ~20 s; the tests
+    that use it only read and scroll), closed at the module's end."""
+    windows: dict[str, tuple[MainWindow, list[str]]] = {}
+    yield windows, tmp_path_factory
+    for w, _ in windows.values():
+        w.close()
+        w.deleteLater()
+    QApplication.processEvents()
+
+
 @pytest.fixture
-def visited(qtbot, tmp_path, big_screen, monkeypatch, request):
+def visited(_visited_windows, big_screen, monkeypatch, request):
     """The window after every view, tab and mode was shown (in English, or the language asked for)."""
-    monkeypatch.setenv("SOFTMAX_LAB_LANG", getattr(request, "param", "en"))
-    w = MainWindow(settings_dir=tmp_path / "cfg", restore=False)
-    qtbot.addWidget(w)
-    w.show()
-    qtbot.waitExposed(w)
-    names = visit_everything(w)
+    windows, tmp = _visited_windows
+    lang = getattr(request, "param", "en")
+    monkeypatch.setenv("SOFTMAX_LAB_LANG", lang)
+    if lang not in windows:
+        w = MainWindow(settings_dir=tmp.mktemp(f"cfg-{lang}"), restore=False)
+        w.show()
+        settle()
+        names = visit_everything(w)
+        windows[lang] = (w, names)
+    w, names = windows[lang]
+    for spec in registry.VIEWS:  # the state the tests expect: each view at its first tab, English first
+        view = w.views.get(spec.name)
+        if view is not None:
+            show_tabs(view)
+    w.show_view(registry.VIEWS[-1].name)
     w.resize(FIT)
     settle()
     return w, names

@@ -410,5 +410,6 @@ def test_every_score_table_says_it_is_shared_and_the_rest_is_the_views_own(qtbot
             assert "Shared by all views" in note.text()
             assert "This view only" in note.text()
             with_table.append(spec.name)
-    # every view that reads the shared scores shows the note (attention has its own data)
-    assert set(with_table) == {s.name for s in VIEWS} - {"attention"}
+    # every view that reads the shared scores shows the note (attention, learning and benchmark have
+    # data of their own)
+    assert set(with_table) == {s.name for s in VIEWS} - {"attention", "learning", "benchmark"}
