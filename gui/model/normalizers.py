@@ -184,10 +184,21 @@ class NormalizersModel(ViewModel):
     def result(self, scores: ScoreRow) -> NormalizersResult:
         x = scores.values
         weights, props = [], []
-        for f in self.functions().values():
-            w = np.asarray(f(x), dtype=np.float64)
+        # only entmax depends on α: the other methods' weights and measured properties are kept per row
+        key = (x.tobytes(), x.shape)
+        fixed = getattr(self, "_fixed", None)
+        if fixed is None or fixed[0] != key:
+            fixed = self._fixed = (key, {})
+        for name, f in self.functions().items():
+            if name != "entmax" and name in fixed[1]:
+                w, p = fixed[1][name]
+            else:
+                w = np.asarray(f(x), dtype=np.float64)
+                p = self.properties_of(f, x, w)
+                if name != "entmax":
+                    fixed[1][name] = (w, p)
             weights.append(w)
-            props.append(self.properties_of(f, x, w))
+            props.append(p)
         zero_sum = bool(np.all(np.isfinite(x)) and x.sum() == 0.0)
         probed = len(probed_indices(x))
         return NormalizersResult(scores.labels, np.array(weights), np.array(props, dtype=bool), zero_sum, probed)
