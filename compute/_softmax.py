@@ -113,33 +113,46 @@ _BLOCK_BYTES = 1 << 19
 # Arrays of at least this many bytes are split over the cores (compute's
 # _pool module; rows are independent, so the bits do not change).  Below it,
 # handing blocks to another thread costs more than it can save.
-_SPLIT_BYTES = 1 << 20
+_SPLIT_BYTES = 1 << 22
 
-# A split array's blocks are made smaller, down to this size, to give each
-# thread about this many blocks (a thread that starts late takes fewer).
+# A split array's blocks shrink towards its end ("guided" scheduling: each
+# about 1/(this x threads) of what is left, down to _MIN_BLOCK_BYTES), so
+# that the threads finish together even when one of them runs slowly.
+_BLOCKS_PER_THREAD = 2
 _MIN_BLOCK_BYTES = 1 << 17
-_BLOCKS_PER_THREAD = 4
+
+
+def _bounds(r: int, row_bytes: int, k: int) -> list[int]:
+    """Block boundaries ``[0, ..., r]`` for ``r`` rows of ``row_bytes`` on ``k`` threads."""
+    step = max(1, _BLOCK_BYTES // row_bytes)
+    if k <= 1:
+        return [*range(0, r, step), r]
+    least = min(step, -(-_MIN_BLOCK_BYTES // row_bytes))
+    out = [0]
+    while out[-1] < r:
+        left = r - out[-1]
+        out.append(out[-1] + min(left, step, max(least, -(-left // (_BLOCKS_PER_THREAD * k)))))
+    return out
 
 
 def _blocks(rows: FloatArray, each: Any, scratch: bool = False) -> None:
     """``each(i, j, s)`` for every block ``rows[i:j]`` of 2-D ``rows``, on threads if large enough.
 
-    ``s`` is a per-thread scratch buffer of a block's shape (with
+    ``s`` is a per-thread scratch buffer at least a block's shape (with
     ``scratch``) or None.  Blocks are :data:`_BLOCK_BYTES` (one row if a row
-    is longer) on one thread; arrays of :data:`_SPLIT_BYTES` or more run on
-    :func:`run_chunks` over every usable core, in smaller blocks.
+    is longer); arrays of :data:`_SPLIT_BYTES` or more run on
+    :func:`run_chunks` over every usable core, their last blocks smaller.
     """
     r = rows.shape[0]
     row_bytes = max(1, rows.shape[-1] * rows.dtype.itemsize)
-    step = max(1, _BLOCK_BYTES // row_bytes)
     k = 1 if r * row_bytes < _SPLIT_BYTES else max_threads()
-    if k > 1:
-        step = min(step, max(-(-r // (_BLOCKS_PER_THREAD * k)), -(-_MIN_BLOCK_BYTES // row_bytes)))
-    n = -(-r // step)
+    bounds = _bounds(r, row_bytes, k)
+    n = len(bounds) - 1
+    most = max(1, min(r, _BLOCK_BYTES // row_bytes))
 
     def start() -> Any:
-        s = np.empty((min(step, r), rows.shape[1]), dtype=rows.dtype) if scratch else None
-        return lambda b: each(b * step, min(b * step + step, r), s)
+        s = np.empty((most, rows.shape[1]), dtype=rows.dtype) if scratch else None
+        return lambda b: each(bounds[b], bounds[b + 1], s)
 
     run_chunks(start, n, min(k, n))
 
