@@ -17,7 +17,10 @@ last axis, at temperature 1:
 * ``torch_1t`` and ``torch_<n>t``: ``torch.softmax`` / ``log_softmax`` on the
   CPU, on a tensor sharing the array's memory, after
   ``torch.set_num_threads(1)`` and ``(n)``, ``n`` being compute's thread
-  count, when torch is installed.
+  count, when torch is installed (with ``OMP_WAIT_POLICY=PASSIVE`` unless
+  the environment sets it: otherwise its OpenMP threads keep spinning after
+  each call, and on a 2-core machine they slowed the next timed call of
+  compute up to 2.5-fold, even 0.3 s later).
 
 Cases (float32, and each again in float64): one that fits in the L2 cache
 (64 x 1024), the large memory-bound one (4096 x 8192: 128 MiB in float32),
@@ -214,6 +217,10 @@ def main(argv: list[str] | None = None) -> dict:
     cases = [c for c in (QUICK_CASES if args.quick else CASES)
              if c[3] in dtypes and (not names or c[0] in names)]
     backends.set_backend("numpy")
+    # torch's OpenMP threads otherwise spin for a long while after each call
+    # and, on a small machine, take a core from whatever is timed next (set
+    # OMP_WAIT_POLICY=ACTIVE to time torch as it runs by default)
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     _, torch = _implementations("softmax")
     report = {
         "benchmark": "cpu_softmax",
@@ -229,6 +236,7 @@ def main(argv: list[str] | None = None) -> dict:
             "compute_threads": _compute_threads(),
         },
         "load_average_start": _load(),
+        "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"),
         "throughput": "2 * input bytes / median time, GB/s (1e9)",
         "ratios": "ratio_vs_scipy: SciPy's median time / compute's; ratio_vs_torch[n]: torch's on n threads"
                   " / compute's on n threads; above 1 is compute faster",
