@@ -382,7 +382,8 @@ def test_pool_is_lazy_and_the_interpreter_exits():
         assert _pool._executor is None and not names(), names()
         compute.softmax(np.zeros((4, 4)))
         assert _pool._executor is None
-        compute.softmax(np.ones((512, 1024), np.float32))
+        from compute import _softmax
+        compute.softmax(np.ones((2 * _softmax._SPLIT_BYTES // 4096, 1024), np.float32))
         split = _pool.max_threads() > 1  # one core: never split, never a pool
         print("pool", (_pool._executor is not None) == split, len(names()) <= max(0, _pool._usable_cpus() - 1))
     """)
@@ -397,11 +398,15 @@ def test_forked_child_gets_a_pool_of_its_own():
         import numpy as np
         import compute
         from compute import _pool
-        x = np.random.default_rng(0).standard_normal((512, 1024)).astype(np.float32)
-        want = compute.softmax(x)  # creates the pool in the parent
+        from compute import _softmax
+        x = np.random.default_rng(0).standard_normal((2 * _softmax._SPLIT_BYTES // 4096, 1024))
+        x = x.astype(np.float32)
+        want = compute.softmax(x)  # creates the pool in the parent (with two cores or more)
+        had = _pool._executor is not None
         pid = os.fork()
         if pid == 0:
             ok = _pool._executor is None and np.array_equal(compute.softmax(x), want)
+            ok = ok and (_pool._executor is not None) == had  # its own, made on demand
             os._exit(0 if ok else 3)
         _, status = os.waitpid(pid, 0)
         print("child", os.waitstatus_to_exitcode(status))
