@@ -28,7 +28,10 @@ started: interpreter start, imports, building the window, the first paint.  The 
 run in turn (after one discarded warm-up of each) so a change in the machine's load hits
 all.  ``ratio`` is the app's median over the bare window's median; ``ratio_to_bare_no_cuda``
 the app's over ``bare_no_cuda``'s; ``ratio_of_rounds`` (and ``..._to_bare_no_cuda``) the median
-of each round's own ratio, steadier when the machine's load drifts during the runs.
+of each round's own ratio, steadier when the machine's load drifts during the runs.  ``cpu_s``
+gives the CPU seconds each process had used by its first paint (``time.process_time()``) and
+``cpu_ratio`` their medians' ratio: on a machine shared with other jobs the wall-clock times
+move with the load, the CPU seconds much less.
 
 Prints one JSON document to stdout.  Nothing is asserted: it only measures.
 """
@@ -65,7 +68,7 @@ from PySide6.QtWidgets import QApplication, QMainWindow, QWidget
 class FirstPaint(QObject):
     def eventFilter(self, watched, event):
         if event.type() == QEvent.Type.Paint and isinstance(watched, QWidget) and watched.window() is window:
-            print(json.dumps({"painted_at": time.time()}), flush=True)
+            print(json.dumps({"painted_at": time.time(), "cpu_s": time.process_time()}), flush=True)
             app.removeEventFilter(self)
             QTimer.singleShot(0, app.quit)
         return False
@@ -92,13 +95,14 @@ def environment(config_dir: str, pycache: str | None) -> dict[str, str]:
     return env
 
 
-def one_run(command: list[str], env: dict[str, str]) -> float:
-    """Seconds from just before starting ``command`` to the first-paint stamp it prints."""
+def one_run(command: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """Seconds from just before starting ``command`` to the first-paint stamp it prints, and its CPU seconds then."""
     start = time.time()
     done = subprocess.run(command, env=env, cwd=REPO_ROOT, capture_output=True, text=True, timeout=60)
     for line in done.stdout.splitlines():
         if line.startswith("{"):
-            return json.loads(line)["painted_at"] - start
+            record = json.loads(line)
+            return record["painted_at"] - start, record["cpu_s"]
     raise RuntimeError(f"{command} printed no stamp (exit {done.returncode}):\n{done.stderr[-2000:]}")
 
 
@@ -157,13 +161,15 @@ def main(argv: list[str] | None = None) -> int:
                     "bare_no_cuda": [sys.executable, str(bare_script), "--no-cuda"]}
         pycache = None if args.no_bytecode_cache else str(Path(tmp) / "pycache")
         times: dict[str, list[float]] = {kind: [] for kind in commands}
+        cpu: dict[str, list[float]] = {kind: [] for kind in commands}
         load_before = os.getloadavg() if hasattr(os, "getloadavg") else None
         for run in range(args.runs + 1):
             for kind, command in commands.items():
                 config = tempfile.mkdtemp(dir=tmp)  # empty every time: no saved session
-                elapsed = one_run(command, environment(config, pycache))
+                elapsed, cpu_s = one_run(command, environment(config, pycache))
                 if run:  # run 0 warms the disk and bytecode caches
                     times[kind].append(elapsed)
+                    cpu[kind].append(cpu_s)
         load_after = os.getloadavg() if hasattr(os, "getloadavg") else None
         medians = {kind: statistics.median(runs) for kind, runs in times.items()}
         result = {
@@ -181,6 +187,11 @@ def main(argv: list[str] | None = None) -> int:
             "ratio_of_rounds": round(statistics.median(a / b for a, b in zip(times["app"], times["bare"])), 3),
             "ratio_of_rounds_to_bare_no_cuda": round(
                 statistics.median(a / b for a, b in zip(times["app"], times["bare_no_cuda"])), 3),
+            # CPU seconds each process had used by its first paint: what the load on a shared machine moves least
+            "cpu_s": {kind: summary(runs) for kind, runs in cpu.items()},
+            "cpu_ratio": round(statistics.median(cpu["app"]) / statistics.median(cpu["bare"]), 3),
+            "cpu_ratio_to_bare_no_cuda": round(statistics.median(cpu["app"]) / statistics.median(cpu["bare_no_cuda"]),
+                                               3),
         }
         if args.imports:
             env = environment(tempfile.mkdtemp(dir=tmp), pycache)

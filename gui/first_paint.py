@@ -3,8 +3,8 @@
 ``SOFTMAX_LAB_EXIT_AFTER_PAINT=1`` makes ``python main.py`` print one JSON line on stdout and quit
 once its window first painted (``bench/startup.py``): ``painted_at`` (``time.time()`` at the first
 paint event of the main window or a widget in it), ``elapsed`` (seconds since the process started,
-where the platform says) and ``modules`` (the names in ``sys.modules`` then, which
-``tests/gui/test_startup.py`` checks).
+where the platform says), ``cpu_s`` (the CPU seconds it has used, ``time.process_time()``) and
+``modules`` (the names in ``sys.modules`` then, which ``tests/gui/test_startup.py`` checks).
 """
 
 from __future__ import annotations
@@ -75,7 +75,8 @@ def exit_after_first_paint(window: QWidget) -> None:
         return
 
     def stamp() -> None:
-        record = {"painted_at": time.time(), "elapsed": process_age(), "modules": sorted(sys.modules)}
+        record = {"painted_at": time.time(), "elapsed": process_age(), "cpu_s": time.process_time(),
+                  "modules": sorted(sys.modules)}
         print(json.dumps(record), flush=True)
         QApplication.instance().exit(0)  # leaves the event loop once this paint is done
 
