@@ -165,6 +165,10 @@ def drain(steps: Any) -> Any:
             return stop.value
 
 
+#: ViewModel.params() of each class (Param is frozen; callers get their own dict).
+_PARAMS: dict[type, dict[str, Param]] = {}
+
+
 class ViewModel:
     """Mixin for the evented dataclasses that hold one view's parameters.
 
@@ -178,11 +182,15 @@ class ViewModel:
 
     @classmethod
     def params(cls) -> dict[str, Param]:
-        return {
-            f.name: replace(f.metadata["param"], name=f.name)
-            for f in fields(cls)  # type: ignore[arg-type]
-            if "param" in f.metadata
-        }
+        """The parameters by name (built once per class: the controls ask for them after every change)."""
+        cached = _PARAMS.get(cls)
+        if cached is None:
+            cached = _PARAMS[cls] = {
+                f.name: replace(f.metadata["param"], name=f.name)
+                for f in fields(cls)  # type: ignore[arg-type]
+                if "param" in f.metadata
+            }
+        return dict(cached)
 
     def applies(self, name: str) -> bool:
         """Whether parameter ``name`` has an effect in the current mode (its control is enabled).
