@@ -132,8 +132,11 @@ def smooth_max_curve(x: ArrayLike, temperatures: Iterable[float]) -> FloatArray:
         with np.errstate(all="ignore"):
             shifted = _shifted_curve(a, ts)  # the rows _shifted gives for each T, bit for bit
             return _smooth_max_rows(np.broadcast_to(a, shifted.shape), shifted, ts)
+    # one call per temperature on the row as given: a float16 row must stay float16 (smooth_max's
+    # overflow rules follow the input's dtype, not the float32 it is computed in)
+    row = _as_float_array(x)
     with np.errstate(all="ignore"):  # float16 rounds past 65504 to inf, as smooth_max's own cast does
-        return np.array([smooth_max(a, t) for t in ts], dtype=out_dtype).reshape(len(ts))
+        return np.array([smooth_max(row, t) for t in ts], dtype=out_dtype).reshape(len(ts))
 
 
 def smooth_min_curve(x: ArrayLike, temperatures: Iterable[float]) -> FloatArray:

@@ -399,3 +399,11 @@ def test_prop_logsumexp_dominated_matches_scipy(top, gaps, ties, dtype):
         float(got), float(dtype(exact)), rel_tol=tol, abs_tol=sub))
     if top == 0.0 and ties == 1 and dtype == np.float64:
         assert float(got) > 0.0  # the term that made it positive survived
+
+
+def test_smooth_max_curve_of_a_float16_row_keeps_float16s_overflow_rules():
+    """Found by Hypothesis: the curve's per-T fallback ran on the float32 working copy, whose shift does not
+    overflow where float16's does, and one ulp came out different."""
+    x = np.array([-5.69e4, 4.49e4, 0.0], dtype=np.float16)
+    np.testing.assert_array_equal(compute.smooth_max_curve(x, [10000.0, 3.0]),
+                                  np.array([compute.smooth_max(x, 10000.0), compute.smooth_max(x, 3.0)]))
