@@ -24,6 +24,8 @@ import multiprocessing as mp
 import threading
 from collections.abc import Generator
 
+import numpy as np
+
 from compute import TrainRun, train_classifier_steps
 
 #: Why the last run fell back to this process (None while the child works).
@@ -132,8 +134,6 @@ class _Worker:
 
     @staticmethod
     def _run(config, history, params, weights) -> TrainRun:
-        import numpy as np
-
         return TrainRun(config, {name: np.array(v) for name, v in history.items()}, tuple(params), weights)
 
     def _drain(self, conn) -> None:
