@@ -124,7 +124,14 @@ from compute._distill import (
     soft_targets,
 )
 from compute._dk_sweep import dk_sweep, dk_sweep_steps
-from compute._draws import gumbel_max_sample, gumbel_max_steps, gumbel_softmax, sample, sample_counts
+from compute._draws import (
+    gumbel_max_sample,
+    gumbel_max_steps,
+    gumbel_softmax,
+    sample,
+    sample_counts,
+    sample_probs,
+)
 from compute._filters import (
     STAGE_KEPT,
     STAGE_MASKED,
@@ -250,6 +257,7 @@ from compute.backends import (
 )
 
 __all__ = [
+    "sample_probs",
     "info_nce_sweep",
     "temperature_sweep",
     "TRAIN_HISTORY",

@@ -21,7 +21,7 @@ from compute._filters import filtered_row
 from compute._rows import FloatArray, IntArray, _logit_rows, _one_row
 from compute._softmax import softmax
 
-__all__ = ["gumbel_max_sample", "gumbel_max_steps", "gumbel_softmax", "sample", "sample_counts"]
+__all__ = ["gumbel_max_sample", "gumbel_max_steps", "gumbel_softmax", "sample", "sample_counts", "sample_probs"]
 
 
 # Largest number of float64 noise values gumbel_max_sample holds at once
@@ -104,6 +104,28 @@ def sample(logits: ArrayLike, n: int, seed: int, **knobs: Any) -> IntArray:
     n = _check_count(n, "n", 0)
     rng = np.random.default_rng(_check_seed(seed))
     counts = _counts_from_uniforms(filtered_row(logits, knobs), n, rng)
+    draws = np.repeat(np.arange(counts.size, dtype=np.int64), counts)
+    rng.shuffle(draws)
+    return draws
+
+
+def sample_probs(probs: ArrayLike, n: int, seed: int) -> IntArray:
+    """:func:`sample` from a row that is already filtered: ``n`` draws from float64 ``probs``.
+
+    ``sample(logits, n, seed, **knobs)`` is exactly
+    ``sample_probs(filter_probs(logits, **knobs), n, seed)`` for float64
+    logits (the same row, the same generator), so a caller that needs the
+    filtered row anyway filters once.  ``probs`` must be one 1-D float64 row
+    of non-negative numbers with a positive sum.
+    """
+    row = np.asarray(probs)
+    if row.ndim != 1 or row.dtype != np.float64:
+        raise ValueError(f"probs must be one 1-D float64 row, got shape {row.shape} dtype {row.dtype}")
+    if not (np.all(row >= 0) and row.sum() > 0):
+        raise ValueError("probs must be >= 0 with a positive sum")
+    n = _check_count(n, "n", 0)
+    rng = np.random.default_rng(_check_seed(seed))
+    counts = _counts_from_uniforms(row, n, rng)
     draws = np.repeat(np.arange(counts.size, dtype=np.int64), counts)
     rng.shuffle(draws)
     return draws

@@ -79,12 +79,15 @@ def draw_steps(inputs: DrawInputs) -> Generator[float, None, DrawResult]:
     1.0, for the inverse CDF) and returns the DrawResult.
     """
     logits = inputs.vocab.logits
+    filtered = compute.filter_probs(logits, **inputs.knobs)
     if inputs.method == "gumbel_max":
         draws = yield from _fractions(compute.gumbel_max_steps(logits, inputs.n, inputs.seed, **inputs.knobs))
+    elif filtered.dtype == np.float64:  # the row sample() would filter again: filter once
+        draws = compute.sample_probs(filtered, inputs.n, inputs.seed)
+        yield 1.0
     else:
         draws = compute.sample(logits, inputs.n, inputs.seed, **inputs.knobs)
         yield 1.0
-    filtered = compute.filter_probs(logits, **inputs.knobs)
     counts = np.bincount(draws, minlength=logits.size)
     expected = inputs.n * filtered
     keep = filtered > 0
