@@ -39,16 +39,10 @@ from compute import Stage
 from gui.model.base import ExportArray, ViewModel, choice, param, path_param, text_param
 from gui.model.llm_source import MAX_MODEL_TEXT, MAX_PROMPT_TEXT, ModelSource
 from gui.model.sampling.draws import DrawInputs, DrawResult, compute_draws
-from gui.model.sampling.real import DEFAULT_PROMPT, GenStrip, ModelSourcePart, context_steps
 from gui.model.sampling.results import CurveResult, GumbelResult, SamplingResult
+from gui.model.sampling.real import DEFAULT_PROMPT, GenStrip, ModelSourcePart, context_steps
 from gui.model.sampling.router import RouterResult, router
-from gui.model.sampling.speculative import (
-    SpeculativeResult,
-    draft_logits,
-    rate_curve,
-    speculative,
-    speculative_arrays,
-)
+from gui.model.sampling.speculative import SpeculativeResult, draft_logits, rate_curve, speculative, speculative_arrays
 from gui.model.sampling.vocabulary import (
     MAX_V,
     SOURCES,
@@ -217,6 +211,13 @@ class SamplingModel(ModelSourcePart, ViewModel):
         self._vocab = vocab
         return vocab
 
+    def _cached(self, name: str, key: tuple, make):
+        hit = self._cache.get(name)
+        if hit is not None and hit[0] == key:
+            return hit[1]
+        value = make()
+        self._cache[name] = (key, value)
+        return value
 
     # -- results -----------------------------------------------------------------------------
     def result(self, scores: ScoreRow | None = None) -> SamplingResult:
