@@ -110,6 +110,8 @@ from compute._calibration import (
     max_calibration_error,
     negative_log_likelihood,
     reliability_bins,
+    sweep_confidences,
+    sweep_ece,
     temperature_sweep,
 )
 from compute._checks import Cancelled, check_temperature
@@ -259,6 +261,8 @@ from compute.backends import (
 __all__ = [
     "sample_probs",
     "info_nce_sweep",
+    "sweep_confidences",
+    "sweep_ece",
     "temperature_sweep",
     "TRAIN_HISTORY",
     "balanced_weights",

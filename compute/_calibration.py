@@ -42,6 +42,8 @@ __all__ = [
     "max_calibration_error",
     "negative_log_likelihood",
     "reliability_bins",
+    "sweep_confidences",
+    "sweep_ece",
     "temperature_sweep",
 ]
 
@@ -235,26 +237,41 @@ def temperature_sweep(logits: ArrayLike, labels: ArrayLike, temperatures: ArrayL
 
     The same numbers as :func:`calibration_report` at each temperature (a
     test checks it), computed over a ``(temperatures, rows, classes)`` array.
+    :func:`sweep_confidences` and :func:`sweep_ece` are its two halves, for a
+    caller that bins the same sweep several ways.
     """
+    nll, confidence, correct = sweep_confidences(logits, labels, temperatures)
+    return nll, sweep_ece(confidence, correct, n_bins)
+
+
+def sweep_confidences(logits: ArrayLike, labels: ArrayLike,
+                      temperatures: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(nll, confidence, correct)`` of ``softmax(logits / T)`` for every ``T``: the NLL per T,
+    the top probability ``(temperatures, rows)`` and whether the top class is right ``(rows,)``
+    (the same at every T > 0).  The part of :func:`temperature_sweep` that does not depend on the bins."""
     z = _logits(logits)
     t = _labels(labels, z.shape[0], z.shape[1])
     temps = np.asarray(temperatures, dtype=np.float64).reshape(-1)
     if not np.all(np.isfinite(temps)) or np.any(temps <= 0):
         raise ValueError("temperatures must be positive numbers")
-    if n_bins < 1:
-        raise ValueError(f"n_bins must be >= 1, got {n_bins}")
-    n = len(t)
-    rows = np.arange(n)
+    rows = np.arange(len(t))
     lp = log_softmax(z[None, :, :] / temps[:, None, None], axis=-1)
     nll = -lp[:, rows, t].mean(axis=1)
     confidence = np.exp(lp.max(axis=-1))  # (temperatures, rows)
-    correct = (z.argmax(axis=1) == t).astype(np.float64)  # the same at every T > 0
+    correct = (z.argmax(axis=1) == t).astype(np.float64)
+    return nll, confidence, correct
+
+
+def sweep_ece(confidence: np.ndarray, correct: np.ndarray, n_bins: int = 15) -> np.ndarray:
+    """The ECE at each temperature from :func:`sweep_confidences`' ``confidence`` and ``correct``."""
+    if n_bins < 1:
+        raise ValueError(f"n_bins must be >= 1, got {n_bins}")
+    n_temps, n = confidence.shape
     edges = np.linspace(0.0, 1.0, n_bins + 1)
     which = np.searchsorted(edges[1:-1], confidence, side="left")
-    flat = which + n_bins * np.arange(len(temps))[:, None]
-    size = n_bins * len(temps)
-    sums = np.bincount(flat.ravel(), weights=confidence.ravel(), minlength=size).reshape(len(temps), n_bins)
+    flat = which + n_bins * np.arange(n_temps)[:, None]
+    size = n_bins * n_temps
+    sums = np.bincount(flat.ravel(), weights=confidence.ravel(), minlength=size).reshape(n_temps, n_bins)
     hits = np.bincount(flat.ravel(), weights=np.broadcast_to(correct, confidence.shape).ravel(),
-                       minlength=size).reshape(len(temps), n_bins)
-    ece = np.abs(hits - sums).sum(axis=1) / max(n, 1)  # sum_b (n_b / N) |acc_b - conf_b|
-    return nll, ece
+                       minlength=size).reshape(n_temps, n_bins)
+    return np.abs(hits - sums).sum(axis=1) / max(n, 1)  # sum_b (n_b / N) |acc_b - conf_b|

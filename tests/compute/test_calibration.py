@@ -27,6 +27,9 @@ from compute import (
     max_calibration_error,
     negative_log_likelihood,
     reliability_bins,
+    sweep_confidences,
+    sweep_ece,
+    temperature_sweep,
 )
 
 
@@ -255,3 +258,31 @@ def test_calibration_report_is_consistent():
         np.testing.assert_allclose(report.bins.accuracy, acc, rtol=1e-12)
     # the fitted temperature makes these over-confident logits better calibrated
     assert calibration_report(z, labels, t).ece < calibration_report(z, labels, 1.0).ece
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 25))
+def test_temperature_sweep_matches_a_report_per_temperature(seed, n_bins):
+    """Each T of the sweep is the report of softmax(z / T): NLL against SciPy's log_softmax, ECE
+    against expected_calibration_error at that T, and the two halves give the one-pass result."""
+    z, labels = classifier_data(seed % 1000, n=120, k=5, scale=1.5)
+    temps = np.geomspace(0.2, 5.0, 7)
+    nll, ece = temperature_sweep(z, labels, temps, n_bins)
+    for i, t in enumerate(temps):
+        lp = sps.log_softmax(z / t, axis=1)
+        assert nll[i] == pytest.approx(-lp[np.arange(len(labels)), labels].mean(), rel=1e-9, abs=1e-12)
+        assert ece[i] == pytest.approx(expected_calibration_error(z, labels, temperature=t, n_bins=n_bins),
+                                       rel=1e-9, abs=1e-12)
+    n2, confidence, correct = sweep_confidences(z, labels, temps)
+    np.testing.assert_array_equal(n2, nll)
+    np.testing.assert_array_equal(sweep_ece(confidence, correct, n_bins), ece)
+
+
+def test_temperature_sweep_bad_arguments():
+    z, labels = classifier_data(0, n=20, k=3)
+    with pytest.raises(ValueError, match="temperatures"):
+        temperature_sweep(z, labels, [1.0, 0.0])
+    with pytest.raises(ValueError, match="n_bins"):
+        temperature_sweep(z, labels, [1.0], 0)
+    with pytest.raises(ValueError, match="n_bins"):
+        sweep_ece(np.full((1, 3), 0.5), np.ones(3), 0)

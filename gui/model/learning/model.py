@@ -200,9 +200,14 @@ class LearningModel(ViewModel):
     # -- the tabs' results (of a run: the current one by default) -------------------------------------
     def calibration(self, run: TrainRun | None = None) -> results.CalibrationResult:
         run = run or self.training_run()
-        return self._cached("calibration", self._run_key(run) + (self.calibration_t, self.bins),
+        key = self._run_key(run)
+        fit = self._cached("calibration_fit", key, lambda: results.calibration_fit(
+            run, self.epoch, self.digits(), self.split()))
+        binned = self._cached("calibration_binned", key + (self.bins,),
+                              lambda: results.calibration_binned(fit, self.bins))
+        return self._cached("calibration", key + (self.calibration_t, self.bins),
                             lambda: results.calibration_result(run, self.epoch, self.digits(), self.split(),
-                                                               self.calibration_t, self.bins))
+                                                               self.calibration_t, self.bins, fit, binned))
 
     def distil(self, run: TrainRun | None = None) -> results.DistilResult:
         run = run or self.training_run()

@@ -32,7 +32,8 @@ from compute import (
     info_nce,
     info_nce_sweep,
     soft_targets,
-    temperature_sweep,
+    sweep_confidences,
+    sweep_ece,
     train_classifier_steps,
 )
 from gui.model.learning.data import N_CLASSES, Digits, Split
@@ -66,19 +67,50 @@ class CalibrationResult:
     val_nll: np.ndarray  # validation NLL at each temperature (what the fit minimises)
 
 
-def calibration_result(run: TrainRun, epoch: int, digits: Digits, split: Split, manual_t: float,
-                       n_bins: int) -> CalibrationResult:
+@dataclass(frozen=True)
+class CalibrationFit:
+    """What the Calibrate tab needs of a run that no knob of the tab changes: the split's logits,
+    the T fitted on the validation NLL, and the T sweeps' confidences (binned per bin count)."""
+
+    epoch: int
+    z_test: np.ndarray
+    t_test: np.ndarray
+    fitted_t: float
+    nll: np.ndarray  # test NLL at each T of T_CURVE
+    val_nll: np.ndarray  # validation NLL at each T
+    confidence: np.ndarray  # (T_CURVE, test rows): the top probability at each T
+    correct: np.ndarray  # (test rows,): whether the top class is right (the same at every T)
+
+
+def calibration_fit(run: TrainRun, epoch: int, digits: Digits, split: Split) -> CalibrationFit:
     params = run.at(epoch)
     x = digits.x
     z_val, z_test = classifier_logits(params, x[split.val]), classifier_logits(params, x[split.test])
     t_val, t_test = digits.labels[split.val], digits.labels[split.test]
-    fitted = fit_temperature(z_val, t_val, *T_FIT)
-    nll, ece = temperature_sweep(z_test, t_test, T_CURVE, n_bins)
-    val_nll, _ = temperature_sweep(z_val, t_val, T_CURVE, n_bins)
-    return CalibrationResult(
-        min(epoch, run.epochs_done), fitted, manual_t,
-        calibration_report(z_test, t_test, 1.0, n_bins), calibration_report(z_test, t_test, fitted, n_bins),
-        calibration_report(z_test, t_test, manual_t, n_bins), T_CURVE, ece, nll, val_nll)
+    nll, confidence, correct = sweep_confidences(z_test, t_test, T_CURVE)
+    val_nll, _, _ = sweep_confidences(z_val, t_val, T_CURVE)
+    return CalibrationFit(min(epoch, run.epochs_done), z_test, t_test, fit_temperature(z_val, t_val, *T_FIT),
+                          nll, val_nll, confidence, correct)
+
+
+def calibration_result(run: TrainRun, epoch: int, digits: Digits, split: Split, manual_t: float,
+                       n_bins: int, fit: CalibrationFit | None = None,
+                       binned: tuple[CalibrationReport, CalibrationReport, np.ndarray] | None = None,
+                       ) -> CalibrationResult:
+    """The Calibrate tab's result; ``fit`` (:func:`calibration_fit`) and ``binned``
+    (:func:`calibration_binned` at ``n_bins``) may be passed in from a cache."""
+    fit = fit or calibration_fit(run, epoch, digits, split)
+    before, after, ece = binned or calibration_binned(fit, n_bins)
+    return CalibrationResult(fit.epoch, fit.fitted_t, manual_t, before, after,
+                             calibration_report(fit.z_test, fit.t_test, manual_t, n_bins), T_CURVE, ece,
+                             fit.nll, fit.val_nll)
+
+
+def calibration_binned(fit: CalibrationFit, n_bins: int) -> tuple[CalibrationReport, CalibrationReport, np.ndarray]:
+    """The reports at T = 1 and at the fitted T, and the ECE curve, for ``n_bins`` bins."""
+    return (calibration_report(fit.z_test, fit.t_test, 1.0, n_bins),
+            calibration_report(fit.z_test, fit.t_test, fit.fitted_t, n_bins),
+            sweep_ece(fit.confidence, fit.correct, n_bins))
 
 
 # -- Distil ----------------------------------------------------------------------------------------
