@@ -12,7 +12,6 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
-from superqt.utils import qthrottled
 
 from gui import theme as themes
 from gui.binding import connect_while_alive
@@ -24,6 +23,7 @@ from gui.widgets.jobs import Job
 from gui.widgets.plot import Plot
 from gui.widgets.score_table import ScoreEditor
 from gui.widgets.scroll_column import ScrollColumn
+from gui.widgets.signals import Throttled
 
 REDRAW_MS = 16  # about 60 Hz
 #: The first split between a view's plots and its explanation (a ratio: the splitter scales it).
@@ -77,7 +77,7 @@ class BaseView(QWidget):
         lay.addWidget(splitter)
 
         self.build()
-        self.schedule_redraw = qthrottled(self._redraw, timeout=REDRAW_MS, parent=self)
+        self.schedule_redraw = Throttled(self._redraw, REDRAW_MS, parent=self)
         connect_while_alive(self, scores.events.entries, self.state_changed)
         connect_while_alive(self, model.events, self.state_changed)
         themes.manager().changed.connect(self.state_changed)
@@ -211,8 +211,7 @@ class BaseView(QWidget):
     @property
     def redraw_pending(self) -> bool:
         """Whether the throttle is holding a redraw back (for tests and benchmarks)."""
-        timer = getattr(self.schedule_redraw, "_timer", None)  # superqt's throttle timer
-        return timer is not None and timer.isActive()
+        return self.schedule_redraw.holding
 
     def flush(self) -> None:
         """Redraw now, of the current inputs: the jobs are waited for, and what they would still

@@ -16,7 +16,6 @@ from PySide6.QtWidgets import (
     QPushButton,
     QVBoxLayout,
 )
-from superqt.utils import signals_blocked
 
 from gui import theme as themes
 from gui.binding import connect_while_alive
@@ -38,6 +37,7 @@ from gui.qt import pg
 from gui.views.base import BaseView
 from gui.widgets import unchanged
 from gui.widgets.plot import Plot
+from gui.widgets.signals import signals_blocked
 from gui.widgets.sliders import ParamSlider, ValueSlider
 
 SCORE_MIN, SCORE_MAX = -10.0, 10.0

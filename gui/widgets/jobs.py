@@ -1,4 +1,4 @@
-"""Background work for views: one job kind, keyed by its inputs, on superqt's thread workers.
+"""Background work for views: one job kind, keyed by its inputs, on Qt's global thread pool.
 
 A :class:`Job` runs one pure function of an immutable input snapshot off the
 GUI thread.  The function may be a plain function or a generator: a
@@ -31,6 +31,7 @@ connects.
 
 from __future__ import annotations
 
+import collections
 import inspect
 import threading
 from collections.abc import Callable, Hashable
@@ -38,7 +39,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from PySide6.QtCore import QObject, QThreadPool, Signal
-from superqt.utils import create_worker
 
 from gui.model.texts import tr
 
@@ -61,7 +61,6 @@ class _Run:
     aborted: bool = False
     done: threading.Event = field(default_factory=threading.Event)
     handled: bool = False  # _finish has run for it (on the GUI thread)
-    worker: Any = None
 
 
 class Job(QObject):
@@ -172,10 +171,9 @@ class Job(QObject):
     # -- the worker ----------------------------------------------------------------------
     def _start(self, run: _Run) -> None:
         self._running = run
-        run.worker = create_worker(self._work, run, _start_thread=False)
-        # Into the pool now: superqt's worker.start() defers this by a timer while an event loop
-        # runs, and a wait() that blocks before that timer fires would never see the work start.
-        QThreadPool.globalInstance().start(run.worker)
+        work = self._work(run)  # a generator: each step is one yield of the function
+        # Into the pool at once (not from a timer), so that a wait() that blocks right away sees it run.
+        QThreadPool.globalInstance().start(lambda: collections.deque(work, maxlen=0))
 
     def _work(self, run: _Run):
         """The worker's generator (in the worker thread): relays progress, records the outcome."""
@@ -194,7 +192,7 @@ class Job(QObject):
                         fraction, partial = fraction
                         self._partial_from_worker.emit(run.key, partial)
                     self._progress_from_worker.emit(run.key, float(fraction))
-                    yield  # one step of superqt's GeneratorWorker loop
+                    yield  # one step (the runnable drains this generator)
                     if run.aborted:  # checked here, not by worker.quit(), so that this
                         raise _Cancelled  # generator always ends (and says so) in its thread
             run.result = out

@@ -34,11 +34,11 @@ from PySide6.QtWidgets import (
     QSpinBox,
     QWidget,
 )
-from superqt.utils import signals_blocked
 
 from gui.binding import connect_while_alive
 from gui.model.base import ViewModel
 from gui.model.texts import tr
+from gui.widgets.signals import signals_blocked
 from gui.widgets.slider_scale import Mark, SliderScale
 
 STEPS = 1000

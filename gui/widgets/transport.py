@@ -29,10 +29,10 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
-from superqt.utils import signals_blocked
 
 from gui.model.base import ViewModel
 from gui.model.texts import tr
+from gui.widgets.signals import signals_blocked
 from gui.widgets.sliders import Binding
 
 #: Steps per second when playing, and its range (1 .. MAX_SPEED).

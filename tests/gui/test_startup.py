@@ -19,7 +19,8 @@ from gui.first_paint import EXIT_AFTER_PAINT, after_first_paint, exit_after_firs
 from tests.conftest import run_main
 
 #: Packages the window must not load before it is up (each costs 0.1-2 s where installed).
-HEAVY = ("scipy", "torch", "transformers", "sklearn", "cupy", "cupyx", "cupy_backends", "cuda")
+HEAVY = ("scipy", "torch", "transformers", "sklearn", "cupy", "cupyx", "cupy_backends", "cuda",
+         "superqt", "qtpy")  # superqt's utils alone pulled in all of superqt and qtpy: about 0.2 s
 
 
 @pytest.fixture(scope="module")
