@@ -10,6 +10,7 @@ maximum, and where compute's special values come from.
 from __future__ import annotations
 
 import math
+import sys
 from typing import Any
 
 import numpy as np
@@ -23,12 +24,13 @@ IntArray = NDArray[np.int64]
 BoolArray = NDArray[np.bool_]
 
 
-_MASKED = np.ma.MaskedArray
-
-
 def _refuse_masked(x: Any, name: str = "input") -> None:
-    """Raise ``TypeError`` for a NumPy masked array, whose mask ``np.asarray`` would drop."""
-    if isinstance(x, _MASKED):
+    """Raise ``TypeError`` for a NumPy masked array, whose mask ``np.asarray`` would drop.
+
+    ``numpy.ma`` is not imported for this (it costs 15-25 ms at start-up): while nobody has
+    imported it, no masked array can exist."""
+    ma = sys.modules.get("numpy.ma")
+    if ma is not None and isinstance(x, ma.MaskedArray):
         raise TypeError(
             f"{name} is a masked array (numpy.ma), and its mask would be silently ignored; "
             "pass x.filled(value) (e.g. -inf for scores that must get no weight) or x.compressed()"
