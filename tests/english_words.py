@@ -24,7 +24,7 @@ ALLOWED_WORDS = {
     # files and keys
     "png", "svg", "csv", "npz", "npy", "json", "txt", "dpi", "px", "ctrl", "shift", "alt", "del", "enter",
     "tab", "esc", "backspace", "cmd", "home", "end", "pgup", "pgdown", "ins", "space", "up", "down", "left",
-    "right", "meta", "option", "return", "delete", "escape", "insert", "pageup", "pagedown", "space", "ok",
+    "right", "meta", "option", "return", "delete", "escape", "insert", "pageup", "pagedown", "ok",
     # names of people, products and the app
     "softmax lab", "lab", "english", "noto", "sans", "cjk", "sc", "debian", "ubuntu", "linux", "xcb", "apt", "sudo", "install",
     "fonts", "hugging", "face", "bert", "gpt", "llama", "zipf", "shannon", "boltzmann", "jacobian",

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 
 import pytest
-from PySide6.QtCore import Qt
 from psygnal import evented
+from PySide6.QtCore import Qt
 
 from gui.model import llm, llm_source
 from gui.model.base import ViewModel, drain, text_param
