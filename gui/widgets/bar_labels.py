@@ -34,7 +34,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from PySide6.QtGui import QFont, QFontMetricsF
+from PySide6.QtGui import QColor, QFont, QFontMetricsF
 from PySide6.QtWidgets import QApplication
 
 from gui import theme as themes
@@ -232,7 +232,16 @@ class ValueLabels:
         self._keys: list[tuple[int, int]] = []
         self._font = value_font()
         self._metrics = QFontMetricsF(self._font)
+        self._sizes: dict[str, tuple[float, float]] = {}  # text -> (advance, ink thickness), measured once
         self.lead: int | None = None
+
+    def _size(self, text: str) -> tuple[float, float]:
+        size = self._sizes.get(text)
+        if size is None:
+            if len(self._sizes) > 4096:
+                self._sizes.clear()
+            size = self._sizes[text] = (self._metrics.horizontalAdvance(text), ink_thickness(self._metrics, text))
+        return size
 
     def set_texts(self, keys: list[tuple[int, int]], texts: list[str]) -> None:
         """Label (series, category) ``keys[k]`` with ``texts[k]``; at most MAX_LABELLED_BARS values."""
@@ -267,7 +276,7 @@ class ValueLabels:
                   if np.isfinite(bars.heights[s][i])]
         if not values:
             return 0.0, 0.0
-        widths = np.array([self._metrics.horizontalAdvance(t) for _v, t in values])
+        widths = np.array([self._size(t)[0] for _v, t in values])
         turned = upright(widths, self._slot(bars, sx))
         along = widths if turned else np.full(len(values), self._metrics.height())
         v = np.array([v for v, _t in values])
@@ -306,8 +315,7 @@ class ValueLabels:
             finite[k] = np.isfinite(v)
             x[k] = (i + bars.offsets[s] - x0) * sx
             end[k] = (y1 - bars.end(v)) * sy
-            width[k] = self._metrics.horizontalAdvance(text.toPlainText())
-            ink[k] = ink_thickness(self._metrics, text.toPlainText())
+            width[k], ink[k] = self._size(text.toPlainText())
             prio[k] = abs(v) if finite[k] else np.inf
             tier[k] = 2 if not finite[k] else 1 if s == lead else 0
             own[k] = rows.get((s, i), -1)
@@ -315,23 +323,32 @@ class ValueLabels:
                        slot=self._slot(bars, sx), bar_width=bars.width * sx, plot_height=h_px, priority=prio,
                        bars=np.array(rects).reshape(-1, 4), own_bar=own, force_inside=~finite, tier=tier,
                        thickness=ink)
+        colours: dict[str, QColor] = {}
         for k, ((s, i), text) in enumerate(zip(self._keys, self._texts)):
             where = result.where[k]
-            text.setVisible(bool(where != HIDDEN))
+            if text.isVisible() != (where != HIDDEN):  # each setter only on a change: same look, less work
+                text.setVisible(bool(where != HIDDEN))
             if where == HIDDEN:
                 continue
             top = bars.end(bars.heights[s][i])
             up = (where == OUTSIDE) == (top >= 0)  # the text runs upwards from the bar's end
-            text.setAngle(90 if result.upright[k] else 0)
+            angle = 90 if result.upright[k] else 0
+            if text.angle != angle:
+                text.setAngle(angle)
             if result.upright[k]:
-                text.setAnchor((0.0, 0.5) if up else (1.0, 0.5))
+                anchor = (0.0, 0.5) if up else (1.0, 0.5)
             else:
-                text.setAnchor((0.5, 1.0) if up else (0.5, 0.0))
+                anchor = (0.5, 1.0) if up else (0.5, 0.0)
+            if (text.anchor.x(), text.anchor.y()) != anchor:
+                text.setAnchor(anchor)
             text.setPos(i + bars.offsets[s], top + (PAD / sy if up else -PAD / sy))
-            if where == INSIDE and finite[k]:
-                text.setColor(themes.text_on(fills[s]))  # black or white, whichever reads better on the bar
-            else:
-                text.setColor(foreground)
+            # black or white inside a bar, whichever reads better on it
+            name = themes.text_on(fills[s]) if where == INSIDE and finite[k] else foreground
+            colour = colours.get(name)
+            if colour is None:
+                colour = colours[name] = pg.mkColor(name)
+            if text.color != colour:
+                text.setColor(colour)
 
 
 def _is_number(text: str) -> bool:

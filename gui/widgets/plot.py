@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 
 import numpy as np
 from PySide6.QtCore import QPointF, Qt, Signal
@@ -216,6 +217,8 @@ class BarChart(Plot):
         self._clickable = clickable_legend
         self._y_range = self._shown_range = y_range
         self._laying_out = False
+        self._batching = 0  # inside batched(): layouts wait for its end
+        self._layout_pending = False
         super().__init__(title, y_label=y_label, parent=parent)
         self.set_y_range(*y_range)
         self.describe = self._describe_bar
@@ -245,11 +248,29 @@ class BarChart(Plot):
         """The data range the plot must show; value labels may widen it by the pixels they need."""
         if (lo, hi) == self._y_range and getattr(self, "_y_range_set", False):
             return  # the same range: nothing to repaint
+        first = not getattr(self, "_y_range_set", False)
         self._y_range_set = True
         self._y_range = (lo, hi)
         self._shown_range = (lo, hi)
-        self.getPlotItem().setYRange(lo, hi, padding=0)
-        self._layout_labels()
+        if first or self._laying_out:  # the first call also turns pyqtgraph's auto range off
+            self.getPlotItem().setYRange(lo, hi, padding=0)
+        self._layout_labels()  # sets the range the labels need (lo..hi widened), in one move
+
+    @contextmanager
+    def batched(self) -> Iterator[None]:
+        """Changes inside (set_data, set_y_range, set_shown) lay the labels out and move the range once, at the end.
+
+        The end state is the one the same calls make one by one: the layout
+        depends only on the bars, the range asked for and the plot's pixels.
+        """
+        self._batching += 1
+        try:
+            yield
+        finally:
+            self._batching -= 1
+            if not self._batching and self._layout_pending:
+                self._layout_pending = False
+                self._layout_labels()
 
     def set_series_name(self, index: int, name: str) -> None:
         if self._series[index][0] == name:
@@ -356,6 +377,9 @@ class BarChart(Plot):
     def _layout_labels(self, *_args) -> None:
         """Make room for the value labels above and below the bars, then place them (in pixels)."""
         if self._laying_out or not hasattr(self, "values"):
+            return
+        if self._batching:
+            self._layout_pending = True
             return
         self._laying_out = True
         try:

@@ -38,6 +38,8 @@ class DrawInputs:
     n: int
     seed: int
     method: str
+    #: ``compute.filter_probs(vocab.logits, **knobs)`` when already made (the model's result has it); not in the key
+    filtered: np.ndarray | None = None
 
     @property
     def key(self) -> tuple:
@@ -72,6 +74,23 @@ def _fractions(steps: Iterator[tuple[int, int]]) -> Generator[float, None, Any]:
         yield done / total if total else 1.0
 
 
+def sample_support(filtered: np.ndarray, n: int, seed: int) -> np.ndarray:
+    """``compute.sample_probs(filtered, n, seed)``, bit for bit, drawn over the tokens of p > 0 only.
+
+    sample_probs cuts [0, 1) at the running sum of the row; a zero adds
+    exactly nothing to it, so the tokens of p > 0, drawn from alone, get the
+    same cuts, the same uniforms and the same shuffle, and their ids map back
+    through the support (ascending, like the row).  After top-k that is a
+    few dozen tokens instead of V.
+    """
+    support = np.flatnonzero(filtered > 0)
+    if support.size == filtered.size or support.size == 0:  # nothing to skip (or sample_probs refuses it)
+        return compute.sample_probs(filtered, n, seed)
+    if not (filtered >= 0).all():
+        return compute.sample_probs(filtered, n, seed)  # refused there, with its message
+    return support[compute.sample_probs(filtered[support], n, seed)]
+
+
 def draw_steps(inputs: DrawInputs) -> Generator[float, None, DrawResult]:
     """Draw ``n`` tokens and test them against the filtered distribution (pure; thread-safe).
 
@@ -79,11 +98,13 @@ def draw_steps(inputs: DrawInputs) -> Generator[float, None, DrawResult]:
     1.0, for the inverse CDF) and returns the DrawResult.
     """
     logits = inputs.vocab.logits
-    filtered = compute.filter_probs(logits, **inputs.knobs)
+    filtered = inputs.filtered
+    if filtered is None:
+        filtered = compute.filter_probs(logits, **inputs.knobs)
     if inputs.method == "gumbel_max":
         draws = yield from _fractions(compute.gumbel_max_steps(logits, inputs.n, inputs.seed, **inputs.knobs))
     elif filtered.dtype == np.float64:  # the row sample() would filter again: filter once
-        draws = compute.sample_probs(filtered, inputs.n, inputs.seed)
+        draws = sample_support(filtered, inputs.n, inputs.seed)
         yield 1.0
     else:
         draws = compute.sample(logits, inputs.n, inputs.seed, **inputs.knobs)

@@ -39,10 +39,16 @@ from compute import Stage
 from gui.model.base import ExportArray, ViewModel, choice, param, path_param, text_param
 from gui.model.llm_source import MAX_MODEL_TEXT, MAX_PROMPT_TEXT, ModelSource
 from gui.model.sampling.draws import DrawInputs, DrawResult, compute_draws
-from gui.model.sampling.results import CurveResult, GumbelResult, SamplingResult
 from gui.model.sampling.real import DEFAULT_PROMPT, GenStrip, ModelSourcePart, context_steps
+from gui.model.sampling.results import CurveResult, GumbelResult, SamplingResult
 from gui.model.sampling.router import RouterResult, router
-from gui.model.sampling.speculative import SpeculativeResult, draft_logits, rate_curve, speculative, speculative_arrays
+from gui.model.sampling.speculative import (
+    SpeculativeResult,
+    draft_logits,
+    rate_curve,
+    speculative,
+    speculative_arrays,
+)
 from gui.model.sampling.vocabulary import (
     MAX_V,
     SOURCES,
@@ -71,6 +77,45 @@ SWITCHED_KNOBS = ("top_k", "top_p", "min_p")
 
 def _log_ranks(v: int, points: int = CUM_POINTS) -> np.ndarray:
     return np.unique(np.geomspace(1, v, points).round().astype(np.int64))
+
+
+def cumulative_at(p: np.ndarray, total: float, ranks: np.ndarray) -> np.ndarray:
+    """``cumsum(sort(p)[::-1] / total)[ranks - 1]`` (``total`` 0 taken as 1), bit for bit, sorting only p > 0.
+
+    ``p`` is >= 0.  The zeros sort last and add exactly nothing to the running
+    sum (x + 0 == x), so past the positive entries the sum stays at its last
+    value: only the positive entries need sorting (after top-k, a few dozen of V).
+    """
+    positive = p[p > 0]
+    if not positive.size:
+        return np.zeros(ranks.size)
+    cum = np.cumsum(np.sort(positive)[::-1] / (total if total > 0 else 1.0))
+    return cum[np.minimum(ranks, cum.size) - 1]
+
+
+def sparse_entropy(p: np.ndarray) -> float:
+    """``compute.entropy(p)`` of a float64 row ``p >= 0`` with many zeros, bit for bit, in less work.
+
+    compute.entropy takes ``-(p * log p)`` per entry, 0 where ``p == 0``, and
+    sums the row (NumPy's pairwise sum, whose grouping depends on the
+    positions): the same terms are made for the non-zero entries only and
+    put at their places in a row of zeros, which is then summed the same way.
+    Other rows (negative entries, NaN, other dtypes, few zeros) go to compute.entropy.
+    """
+    p = np.asarray(p)
+    if p.ndim != 1 or p.dtype != np.float64:
+        return float(compute.entropy(p))
+    where = np.flatnonzero(p)
+    if where.size > p.size // 4 or not (p[where] > 0).all():
+        return float(compute.entropy(p))
+    a = p[where]
+    with np.errstate(all="ignore"):
+        terms = np.log(a)
+        terms *= a
+        np.negative(terms, out=terms)
+    row = np.zeros(p.size)
+    row[where] = terms
+    return float(row.sum())
 
 
 @evented
@@ -237,16 +282,16 @@ class SamplingModel(ModelSourcePart, ViewModel):
         # the distribution top-p sees: after the temperature and top-k
         before_p = np.where(stage == Stage.TOP_K, 0.0, probs)
         total = before_p.sum()
-        ordered = np.sort(before_p)[::-1] / (total if total > 0 else 1.0)
-        cum = np.cumsum(ordered)
         ranks = _log_ranks(v)
         # top-p keeps what is kept in the end and what only min-p (applied after it) cut
-        kept_by_top_p = np.isin(stage, (Stage.KEPT, Stage.MIN_P))
-        top_p_rank = int(np.count_nonzero(kept_by_top_p)) if knobs["top_p"] is not None else 0
-        h, h_filtered = compute.entropy(probs), compute.entropy(filtered)
+        top_p_rank = 0
+        if knobs["top_p"] is not None:
+            top_p_rank = int(np.count_nonzero((stage == Stage.KEPT) | (stage == Stage.MIN_P)))
+        h, h_filtered = compute.entropy(probs), sparse_entropy(filtered)
         return SamplingResult(
             vocab=vocab, probs=probs, filtered=filtered, stage=stage, shown=top,
-            cum_rank=ranks, cum_prob=cum[ranks - 1], top_p=knobs["top_p"], top_p_rank=top_p_rank,
+            cum_rank=ranks, cum_prob=cumulative_at(before_p, total, ranks), top_p=knobs["top_p"],
+            top_p_rank=top_p_rank,
             kept=int(np.count_nonzero(filtered > 0)),
             entropy=float(h), entropy_filtered=float(h_filtered),
             # compute.perplexity is exp(entropy) in the row's dtype: the same numbers from the entropies above
@@ -291,7 +336,16 @@ class SamplingModel(ModelSourcePart, ViewModel):
                             winner in set(ids.tolist()))
 
     def draw_inputs(self, scores: ScoreRow | None = None) -> DrawInputs:
-        return DrawInputs(self.vocabulary(scores), self.knobs(), int(self.draws), int(self.seed), self.draw_method)
+        vocab, knobs = self.vocabulary(scores), self.knobs()
+        return DrawInputs(vocab, knobs, int(self.draws), int(self.seed), self.draw_method,
+                          self._known_filtered(vocab, knobs))
+
+    def _known_filtered(self, vocab: Vocabulary, knobs: dict[str, Any]) -> np.ndarray | None:
+        """``compute.filter_probs(vocab.logits, **knobs)`` if the cached result holds it (else None; never computes)."""
+        hit = self._cache.get("result")
+        if hit is not None and hit[0][:2] == (vocab.key, tuple(knobs.items())):
+            return hit[1].filtered
+        return None
 
     def cached_draws(self, scores: ScoreRow | None = None) -> DrawResult | None:
         """The draws of the current inputs when already made, else None (never draws)."""
@@ -324,12 +378,17 @@ class SamplingModel(ModelSourcePart, ViewModel):
         knobs = self.knobs()
         noise, seed = float(self.draft_noise), int(self.seed)
         base = (vocab.key, tuple(knobs.items()), noise, seed)
+
+        def target() -> np.ndarray:  # what the view samples from: the result's when it is already made
+            known = self._known_filtered(vocab, knobs)
+            return compute.filter_probs(vocab.logits, **knobs) if known is None else known
+
         curve = self._cached("spec_curve", base, lambda: rate_curve(
-            compute.filter_probs(vocab.logits, **knobs), draft_logits(vocab.logits, noise, seed),
-            {k: v for k, v in knobs.items() if k != "temperature"}))
+            target(), draft_logits(vocab.logits, noise, seed), {k: v for k, v in knobs.items() if k != "temperature"}))
         key = (*base, float(self.draft_temperature), int(self.spec_steps), int(self.shown))
         return self._cached("speculative", key, lambda: speculative(
-            vocab, knobs, float(self.draft_temperature), noise, int(self.spec_steps), seed, int(self.shown), curve))
+            vocab, knobs, float(self.draft_temperature), noise, int(self.spec_steps), seed, int(self.shown), curve,
+            p=target()))
 
     def router(self) -> RouterResult:
         key = (self.experts, self.router_k, self.router_tokens, self.seed, self.gate_temperature)

@@ -81,15 +81,17 @@ def rate_curve(p: np.ndarray, draft: np.ndarray, cuts: dict[str, Any]) -> np.nda
 
 
 def speculative(vocab: Vocabulary, knobs: dict[str, Any], draft_t: float, noise: float, n: int, seed: int,
-                shown: int, curve: np.ndarray | None = None) -> SpeculativeResult:
+                shown: int, curve: np.ndarray | None = None, p: np.ndarray | None = None) -> SpeculativeResult:
     """The target, the draft, the acceptance rule and ``n`` seeded steps (a pure function of its inputs).
 
     ``curve`` is :func:`rate_curve` of the same p, draft and cuts when already made (it does not
-    depend on ``draft_t``, ``n`` or ``shown``); else it is made here.
+    depend on ``draft_t``, ``n`` or ``shown``); else it is made here.  ``p`` is
+    ``compute.filter_probs(vocab.logits, **knobs)`` when already made.
     """
     logits = vocab.logits
     cuts = {k: v for k, v in knobs.items() if k != "temperature"}
-    p = compute.filter_probs(logits, **knobs)
+    if p is None:
+        p = compute.filter_probs(logits, **knobs)
     draft = draft_logits(logits, noise, seed)
     q = compute.filter_probs(draft, temperature=draft_t, **cuts)
     rule = compute.speculative_accept(p, q)

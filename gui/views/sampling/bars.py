@@ -31,10 +31,11 @@ class FitBars(BarChart):
         super().__init__(title, series, **kwargs)
 
     def show_bars(self, labels: Sequence[str], heights: Sequence[np.ndarray]) -> None:
-        self.set_data(labels, heights)
         finite = [np.nan_to_num(h) for h in heights]
         top = max((float(h.max()) for h in finite if h.size), default=1.0)
-        self.set_y_range(0.0, top * 1.15 if top > 0 else 1.0)
+        with self.batched():  # one label layout and one range move for both
+            self.set_data(labels, heights)
+            self.set_y_range(0.0, top * 1.15 if top > 0 else 1.0)
 
 
 class StageBars(FitBars):

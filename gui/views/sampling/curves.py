@@ -74,6 +74,7 @@ class CumulativePlot(Plot):
         item.setLogMode(x=True, y=False)
         item.setMouseEnabled(x=False, y=False)
         item.setYRange(0, 1.05, padding=0)
+        self._x_max: float | None = None
         self.curve = item.plot([], [])
         self.level = pg.InfiniteLine(angle=0, movable=False, label="", labelOpts={"position": 0.3})
         self.cut = pg.InfiniteLine(angle=90, movable=False, label="", labelOpts={"position": 0.2})
@@ -88,12 +89,21 @@ class CumulativePlot(Plot):
 
     def show_result(self, r: SamplingResult) -> None:
         unchanged.set_curve(self.curve, r.cum_rank.astype(float), r.cum_prob)
-        self.getPlotItem().setXRange(0, math.log10(max(r.size, 10)), padding=0.02)
+        x_max = math.log10(max(r.size, 10))
+        if x_max != self._x_max:  # the range moves only with V
+            self._x_max = x_max
+            self.getPlotItem().setXRange(0, x_max, padding=0.02)
         on = r.top_p is not None
-        self.level.setVisible(on)
-        self.cut.setVisible(on and r.top_p_rank > 0)
+        unchanged.set_visible(self.level, on)
+        unchanged.set_visible(self.cut, on and r.top_p_rank > 0)
         if on:
             self.level.setValue(r.top_p)
-            self.level.label.setFormat(f"top-p = {r.top_p:g}")
+            _set_format(self.level, f"top-p = {r.top_p:g}")
             self.cut.setValue(math.log10(max(r.top_p_rank, 1)))
-            self.cut.label.setFormat(tr("sampling.cumulative.cut", n=f"{r.top_p_rank:,}"))
+            _set_format(self.cut, tr("sampling.cumulative.cut", n=f"{r.top_p_rank:,}"))
+
+
+def _set_format(line: pg.InfiniteLine, text: str) -> None:
+    """A line's label text, set only when it changed (setFormat lays the text out again)."""
+    if line.label.format != text:
+        line.label.setFormat(text)

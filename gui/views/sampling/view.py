@@ -79,7 +79,7 @@ class SamplingView(FileDrops, BaseView):
         self.vocabulary.add_source_widget(self.model_strip)
         self.bars.barClicked.connect(self.real.choose)
 
-        vocab_tab = QWidget()
+        self.vocab_tab = vocab_tab = QWidget()
         grid = QGridLayout(vocab_tab)
         grid.setContentsMargins(0, 0, 0, 0)
         grid.addWidget(self.generate, 0, 0, 1, 2)
@@ -167,15 +167,16 @@ class SamplingView(FileDrops, BaseView):
             self.note.setText(str(exc))
             return
         state = self._draw_state(r)
-        self.bars.show_result(r)
+        tab = self.tabs.currentWidget()
+        if tab is self.vocab_tab or self.synchronous:  # its plots only when shown (a tab switch redraws)
+            self.bars.show_result(r)
+            self.cumulative.show_result(r)
+            self.draw_bars.show_result(state)
+            self.curves.show_result(m.t_curve_result(self.scores))
         self.real.show(r)
-        self.cumulative.show_result(r)
-        self.draw_bars.show_result(state)
-        self.summary.show_result(state)
+        self.summary.show_result(state)  # the readouts are beside every tab
         if state.draws is None:
             notes.append(tr("sampling.draws.cancelled.note" if state.cancelled else "sampling.draws.note"))
-        self.curves.show_result(m.t_curve_result(self.scores))
-        tab = self.tabs.currentWidget()
         if tab is self.gumbel_tab or self.synchronous:  # 41 softmaxes of V: only when shown
             g = m.gumbel_result(self.scores)
             self.gumbel_tab.show_result(g)
