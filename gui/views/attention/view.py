@@ -309,6 +309,17 @@ class AttentionView(FileDrops, BaseView):
         super().flush()
 
     # -- drawing ------------------------------------------------------------------------------------
+    def _redraw(self, *args) -> None:
+        """A redraw that only starts the core job (large inputs) shows nothing of the new inputs yet:
+        it does not count in ``redraw_count``; the redraw that draws the delivered core does.  So a
+        caller waiting for the count to go up (tests, bench/gui_latency.py) waits for the new data to
+        be drawn, and times the job too."""
+        count = self.redraw_count
+        super()._redraw(*args)
+        _settle_ranges(self._plots.values())
+        if self.computing:
+            self.redraw_count = count
+
     def redraw(self) -> None:
         m = self.model
         self.sentence.setVisible(m.source == "sentence")
@@ -356,6 +367,17 @@ class AttentionView(FileDrops, BaseView):
         if r.all_heads and c.real is None:
             notes.append(tr("attention.grid.note", heads=min(c.heads, MAX_TILES)))
         return notes + self.real.notes(r)
+
+
+def _settle_ranges(plots) -> None:
+    """Run the shown plots' deferred auto-ranges now, in the redraw, rather than in their first paint.
+
+    pyqtgraph computes a changed auto-range when the scene prepares to paint; the range change then
+    asks for a second paint of the same plot.  Done here (what paintEvent would do first), each changed
+    plot paints once; an unchanged one has nothing pending and is left alone."""
+    for plot in plots:
+        if plot.isVisible():
+            plot.scene().prepareForPaint()
 
 
 def _row(*widgets: QWidget, stretch: bool = False) -> QWidget:

@@ -1,0 +1,151 @@
+"""Slider speed work in the Attention, Online, Precision and Gradients views: the shortcuts change nothing shown.
+
+* A large Attention input computes in the worker: the redraw that only starts the job does not count
+  in ``redraw_count`` (what tests and bench/gui_latency.py wait for); the one drawing the landed core does.
+* The views run their plots' deferred auto-ranges in the redraw, so a changed plot paints once.
+* The precision tables set a changed tooltip without telling the view (no repaint), and it is current.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
+
+import compute
+from gui.model.attention import core as core_module
+from gui.model.attention import sources
+
+
+def settle(qtbot, ms: int = 30) -> None:
+    QApplication.processEvents()
+    qtbot.wait(ms)
+
+
+# -- the Attention view's worker and redraw_count -------------------------------------------------
+@pytest.fixture
+def gated(monkeypatch):
+    """compute_core waits for ``gate`` (set it to let a job finish)."""
+    real = core_module.compute_core
+    gate = threading.Event()
+
+    def slow(inputs):
+        gate.wait(10)
+        return real(inputs)
+
+    monkeypatch.setattr(core_module, "compute_core", slow)
+    return gate
+
+
+def test_a_redraw_that_only_starts_the_job_does_not_count(qtbot, make_view, lab, gated):
+    model = lab.models["attention"]
+    model.update_from_dict({"n": 512, "d_k": 4})  # 512 x 512 cells: the worker's
+    model.core()
+    view = make_view("attention")
+    qtbot.waitUntil(lambda: not view.compute_running and not view.computing, timeout=20000)
+    settle(qtbot)
+    before = view.redraw_count
+    model.d_k = 8
+    qtbot.waitUntil(lambda: view.core_job.busy, timeout=5000)
+    settle(qtbot)
+    assert view.computing
+    assert view.redraw_count == before  # nothing of d_k = 8 is drawn yet
+    gated.set()
+    qtbot.waitUntil(lambda: view.redraw_count > before, timeout=20000)
+    assert not view.computing
+    # what the counted redraw drew is the new core (a plain softmax attention as reference)
+    q, k, v = sources.random_qkv(512, 8, 1, model.seed)
+    np.testing.assert_array_equal(view.weights.full_matrix, compute.attention(q, k, v)[0][0])
+
+
+def test_a_small_input_counts_every_redraw(qtbot, make_view, lab):
+    model = lab.models["attention"]
+    model.update_from_dict({"n": 16, "d_k": 8})
+    view = make_view("attention")
+    view.flush()
+    before = view.redraw_count
+    model.d_k = 16
+    qtbot.waitUntil(lambda: view.redraw_count > before, timeout=5000)
+    assert not view.computing
+    q, k, v = sources.random_qkv(16, 16, 1, model.seed)
+    np.testing.assert_array_equal(view.weights.full_matrix, compute.attention(q, k, v)[0][0])
+
+
+# -- deferred auto-ranges run in the redraw ---------------------------------------------------------
+def ranges(view) -> dict:
+    return {key: plot.getPlotItem().getViewBox().viewRange() for key, plot in view.plots().items()
+            if plot.isVisible()}
+
+
+@pytest.mark.parametrize("name, change", [
+    ("online", {"temperature": 2.5}),
+    ("online", {"block_size": 3}),
+    ("gradients", {"temperature": 2.5}),
+    ("attention", {"d_k": 32}),
+])
+def test_a_paint_after_the_redraw_moves_no_range(qtbot, make_view, lab, name, change):
+    """The redraw leaves no auto-range for the paint: a range moved there asks for a second paint."""
+    view = make_view(name)
+    view.flush()
+    settle(qtbot)
+    before = view.redraw_count
+    lab.models[name].update_from_dict(change)  # the throttle's leading edge: redrawn here
+    assert view.redraw_count > before
+    drawn = ranges(view)
+    for plot in view.plots().values():
+        if plot.isVisible():
+            plot.scene().prepareForPaint()  # what each plot's paintEvent does first
+    assert ranges(view) == drawn
+
+
+def test_the_ranges_set_early_are_those_a_paint_sets(qtbot, make_view, lab):
+    """The same ranges as leaving the auto-range to the paint (a view whose redraw is not settled)."""
+    from gui.views.online import view as online_view
+
+    views = []
+    for settle_them in (True, False):
+        if not settle_them:
+            original = online_view._settle_ranges
+            online_view._settle_ranges = lambda plots: None
+        try:
+            view = make_view("online")
+            lab.models["online"].update_from_dict({"temperature": 0.7, "block_size": 3})
+            view.flush()
+            settle(qtbot, 60)
+            for plot in view.plots().values():
+                plot.viewport().repaint()
+            views.append({k: p.getPlotItem().getViewBox().viewRange() for k, p in view.plots().items()})
+        finally:
+            if not settle_them:
+                online_view._settle_ranges = original
+    assert views[0] == views[1]
+
+
+# -- precision tooltips --------------------------------------------------------------------------
+def test_precision_tooltips_change_without_a_repaint_and_stay_current(qtbot, make_view, lab):
+    view = make_view("precision")
+    lab.models["precision"].masked = (0,)
+    view.flush()
+    roles = []
+    for table in (view.grid, view.masking.table):
+        table.model().dataChanged.connect(lambda _a, _b, r=None: roles.append(tuple(r or ())))
+    tips = [[view.masking.table.item(r, c).toolTip() for c in range(view.masking.table.columnCount())]
+            for r in range(view.masking.table.rowCount())]
+    lab.models["precision"].set_param("scale", 3.0)
+    view.flush()
+    assert all(Qt.ItemDataRole.ToolTipRole.value not in r and Qt.ItemDataRole.ToolTipRole not in r
+               for r in roles)
+    table = view.masking.table
+    new = [[table.item(r, c).toolTip() for c in range(table.columnCount())] for r in range(table.rowCount())]
+    assert new != tips  # the weights in them moved with the scale
+    # what a hover reads (the item model's data) is the new text, as a view built at this scale shows
+    fresh = make_view("precision")
+    fresh.flush()
+    for r in range(table.rowCount()):
+        for c in range(table.columnCount()):
+            expected = fresh.masking.table.item(r, c).toolTip()
+            assert table.model().index(r, c).data(Qt.ItemDataRole.ToolTipRole) == expected
+            assert new[r][c] == expected
