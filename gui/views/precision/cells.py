@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QTableWidget,
     QTableWidgetItem,
 )
+from superqt.utils import signals_blocked
 
 from gui import theme as themes
 
@@ -148,10 +149,15 @@ class CellTable(QTableWidget):
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
 
     def set_cell(self, r: int, c: int, text: str, colour: QColor | None, tooltip: str) -> None:
+        """The cell's text, background and tooltip (Qt leaves a role set to the value it holds alone)."""
         item = self.item(r, c)
         item.setText(text)
         item.setBackground(QBrush(colour) if colour is not None else QBrush())
-        item.setToolTip(tooltip)
+        if item.toolTip() != tooltip:
+            # Not drawn: a tooltip's change must not repaint the cell (the item model's dataChanged
+            # would), so the view is not told; it reads the tooltip afresh on every hover.
+            with signals_blocked(self.model()):
+                item.setToolTip(tooltip)
 
     def set_selected(self, r: int, c: int) -> None:
         if (r, c) != self.selected:
