@@ -287,7 +287,10 @@ def _scaled_softmax(a: FloatArray, ax: int, factor: Any, out_dtype: np.dtype[Any
     """softmax(factor * a) along ``ax``; a zero factor keeps -inf and NaN as they are (all else ties)."""
     f = np.asarray(factor, dtype=a.dtype)
     with np.errstate(all="ignore"):
-        z = np.where(f == 0, np.where(np.isnan(a) | (a == -np.inf), a, 0.0), a * f)
+        if f.ndim == 0 and f != 0:
+            z = a * f  # what the where below picks everywhere for a nonzero factor (without its passes)
+        else:
+            z = np.where(f == 0, np.where(np.isnan(a) | (a == -np.inf), a, 0.0), a * f)
     return softmax(z.astype(a.dtype, copy=False), axis=ax).astype(out_dtype, copy=False).reshape(shape)
 
 

@@ -134,8 +134,44 @@ def _logits(q: np.ndarray, k: np.ndarray, gain: float | None) -> np.ndarray:
     return compute.attention_scores(q, k)
 
 
+def qk_basis(d: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """What every input scale's logits are made of: ``q k^T / sqrt(d)`` and the rows' mean squares of q, k."""
+    q, k = random_qk(QK_N, d, seed, 4)
+    return q @ k.T / math.sqrt(d), np.mean(q * q, axis=-1), np.mean(k * k, axis=-1)
+
+
+def _scale_curves(logits_at) -> tuple[np.ndarray, np.ndarray]:
+    """The largest |logit| and the mean attention entropy of ``logits_at(c)`` for each c of QK_SCALES."""
+    top, ent = np.empty(QK_SCALES.size), np.empty(QK_SCALES.size)
+    for i, c in enumerate(QK_SCALES):
+        logits = logits_at(c)
+        top[i] = np.abs(logits).max()
+        ent[i] = compute.entropy(compute.softmax(logits)).mean()
+    return top, ent
+
+
+def qk_plain_curves(d: int, seed: int, basis: tuple[np.ndarray, ...] | None = None
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """Without QK-norm (no gain): largest |logit| and mean entropy against the input scale c."""
+    raw = (basis or qk_basis(d, seed))[0]
+    return _scale_curves(lambda c: c * c * raw)
+
+
+def qk_normed_curves(d: int, gain: float, seed: int, basis: tuple[np.ndarray, ...] | None = None
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """With RMS QK-norm and ``gain``: largest |logit| and mean entropy against the input scale c."""
+    raw, mq, mk = basis or qk_basis(d, seed)
+
+    def logits(c: float) -> np.ndarray:
+        rq, rk = c / np.sqrt(c * c * mq + QK_EPS), c / np.sqrt(c * c * mk + QK_EPS)
+        return gain * gain * rq[:, None] * raw * rk[None, :]
+
+    return _scale_curves(logits)
+
+
 def qk_curves(d: int, gain: float, seed: int) -> tuple[np.ndarray, ...]:
-    """Largest |logit| and mean attention entropy against the input scale c, without and with QK-norm.
+    """Largest |logit| and mean attention entropy against the input scale c, without and with QK-norm:
+    (plain max, normed max, plain entropy, normed entropy).
 
     One product ``q k^T`` serves every c: scaling both inputs by c scales the
     plain logits by c², and RMS-normalising row i of ``c q`` multiplies it
@@ -144,16 +180,9 @@ def qk_curves(d: int, gain: float, seed: int) -> tuple[np.ndarray, ...]:
     :func:`compute.qk_norm` then :func:`compute.attention_scores` give, to
     rounding).
     """
-    q, k = random_qk(QK_N, d, seed, 4)
-    raw = q @ k.T / math.sqrt(d)
-    mq, mk = np.mean(q * q, axis=-1), np.mean(k * k, axis=-1)
-    out = [np.empty(QK_SCALES.size) for _ in range(4)]
-    for i, c in enumerate(QK_SCALES):
-        rq, rk = c / np.sqrt(c * c * mq + QK_EPS), c / np.sqrt(c * c * mk + QK_EPS)
-        for j, logits in enumerate((c * c * raw, gain * gain * rq[:, None] * raw * rk[None, :])):
-            out[j][i] = np.abs(logits).max()
-            out[2 + j][i] = compute.entropy(compute.softmax(logits)).mean()
-    return tuple(out)
+    basis = qk_basis(d, seed)
+    plain, normed = qk_plain_curves(d, seed, basis), qk_normed_curves(d, gain, seed, basis)
+    return plain[0], normed[0], plain[1], normed[1]
 
 
 def qk_result(d: int, scale: float, gain: float, seed: int, curves: tuple[np.ndarray, ...]) -> QkResult:

@@ -168,12 +168,29 @@ class VariantsModel(ViewModel):
             self.row_n, self.needle, self.seed)
         return (self.row, source, self.scale)
 
-    def row_result(self, scores: ScoreRow) -> rows.RowResult:
-        def make() -> rows.RowResult:
+    def row_logits(self, scores: ScoreRow) -> tuple[np.ndarray, tuple[str, ...], np.ndarray]:
+        """The row's logits (scale times the row), its labels and the positions its bars show."""
+        def make() -> tuple[np.ndarray, tuple[str, ...], np.ndarray]:
             values, labels = self.row_values(scores)
-            return rows.row_result(values, labels, self.knobs(), self.scale, self.selected())
+            x = rows.scaled(values, self.scale)
+            return x, labels, rows.shown_indices(x)
 
-        return self._cached("row", (self._row_key(scores), self.knobs(), self.selected()), make)
+        return self._cached("logits", self._row_key(scores), make)
+
+    def row_result(self, scores: ScoreRow) -> rows.RowResult:
+        """Every method's weights of the row: each method's kept until the row or its own knobs change
+        (a sink logit move recomputes the sink's weights, not all seven)."""
+        row_key = self._row_key(scores)
+        knobs = self.knobs()
+
+        def make() -> rows.RowResult:
+            x, labels, shown = self.row_logits(scores)
+            weights = {m: self._cached(f"weights.{m}", (row_key,) + tuple(getattr(knobs, f) for f in fields),
+                                       lambda m=m: rows.variant_weight(m, x, knobs))
+                       for m, fields in rows.METHOD_KNOBS.items()}
+            return rows.RowResult(labels, x, weights, shown, self.selected())
+
+        return self._cached("row", (row_key, knobs, self.selected()), make)
 
     def result(self, scores: ScoreRow) -> rows.RowResult:
         """The row tab's result (the view's main result)."""
@@ -183,12 +200,23 @@ class VariantsModel(ViewModel):
         return len(scores) if self.row == "scores" else self.row_n
 
     def length_result(self) -> rows.LengthResult:
-        key = (self.needle, self.seed, self.scale, self.ssmax_s, self.logn_length)
-        return self._cached("length", key, lambda: rows.length_result(*key))
+        """The Length tab's curves; each method's curve is kept until its own inputs change (an SSMax s
+        move recomputes SSMax's curve, not softmax's and log-n's)."""
+        base = (self.needle, self.seed, self.scale)
+        s, length = self.ssmax_s, self.logn_length
+
+        def make() -> rows.LengthResult:
+            xs = self._cached("length_rows", base, lambda: rows.length_rows(*base))
+            curves = {m: self._cached(f"length.{m}", base + knob, lambda m=m: rows.length_curve(m, xs, s, length))
+                      for m, knob in (("softmax", ()), ("ssmax", (s,)), ("logn", (length,)))}
+            return rows.LengthResult(rows.LENGTHS, {m: c[0] for m, c in curves.items()},
+                                     {m: c[1] for m, c in curves.items()}, self.needle, self.scale)
+
+        return self._cached("length", base + (s, length), make)
 
     def softcap_result(self, scores: ScoreRow) -> rows.SoftcapResult:
         return self._cached("softcap", (self._row_key(scores), self.cap),
-                            lambda: rows.softcap_result(self.row_result(scores).logits, self.cap))
+                            lambda: rows.softcap_result(self.row_logits(scores)[0], self.cap))
 
     def alibi_result(self) -> att.AlibiResult:
         key = (self.alibi_heads, self.alibi_head, self.seed)
@@ -200,10 +228,18 @@ class VariantsModel(ViewModel):
                             lambda: att.sigmoid_result(self.sigmoid_n, self.seed, curves))
 
     def qk_result(self) -> att.QkResult:
-        curves = self._cached("qk_curves", (self.qk_d, self.qk_gain, self.seed),
-                              lambda: att.qk_curves(self.qk_d, self.qk_gain, self.seed))
-        return self._cached("qk", (self.qk_d, self.qk_scale, self.qk_gain, self.seed),
-                            lambda: att.qk_result(self.qk_d, self.qk_scale, self.qk_gain, self.seed, curves))
+        """QK-norm's panels: the curves without QK-norm are kept while only the gain moves."""
+        d, gain, seed = self.qk_d, self.qk_gain, self.seed
+
+        def curves() -> tuple[np.ndarray, ...]:
+            basis = self._cached("qk_basis", (d, seed), lambda: att.qk_basis(d, seed))
+            plain = self._cached("qk_plain", (d, seed), lambda: att.qk_plain_curves(d, seed, basis))
+            normed = self._cached("qk_normed", (d, gain, seed), lambda: att.qk_normed_curves(d, gain, seed, basis))
+            return plain[0], normed[0], plain[1], normed[1]
+
+        both = self._cached("qk_curves", (d, gain, seed), curves)
+        return self._cached("qk", (d, self.qk_scale, gain, seed),
+                            lambda: att.qk_result(d, self.qk_scale, gain, seed, both))
 
     # -- export -----------------------------------------------------------------------------------
     def arrays(self, scores: ScoreRow) -> dict[str, ExportArray]:

@@ -57,17 +57,35 @@ class VariantKnobs:
     train_length: int
 
 
+#: The knobs (VariantKnobs fields) each method reads: a method's weights change only with these.
+METHOD_KNOBS: dict[str, tuple[str, ...]] = {
+    "softmax": (), "softmax_one": (), "sink": ("sink_logit",), "sink_tokens": ("sink_tokens", "window"),
+    "softcap": ("cap",), "ssmax": ("s",), "logn": ("train_length",),
+}
+
+
+def variant_weight(method: str, x: np.ndarray, k: VariantKnobs) -> np.ndarray:
+    """One method's weights for the row ``x`` (already scaled)."""
+    if method == "softmax":
+        return compute.softmax(x)
+    if method == "softmax_one":
+        return compute.softmax_one(x)
+    if method == "sink":
+        return compute.softmax_with_sink(x, k.sink_logit)
+    if method == "sink_tokens":
+        return compute.sink_tokens_softmax(x, k.sink_tokens, k.window)
+    if method == "softcap":
+        return compute.softmax(compute.softcap(x, k.cap))
+    if method == "ssmax":
+        return compute.ssmax(x, k.s)
+    if method == "logn":
+        return compute.logn_softmax(x, k.train_length)
+    raise KeyError(method)
+
+
 def variant_weights(x: np.ndarray, k: VariantKnobs) -> dict[str, np.ndarray]:
     """Every method's weights for the row ``x`` (already scaled), by method name."""
-    return {
-        "softmax": compute.softmax(x),
-        "softmax_one": compute.softmax_one(x),
-        "sink": compute.softmax_with_sink(x, k.sink_logit),
-        "sink_tokens": compute.sink_tokens_softmax(x, k.sink_tokens, k.window),
-        "softcap": compute.softmax(compute.softcap(x, k.cap)),
-        "ssmax": compute.ssmax(x, k.s),
-        "logn": compute.logn_softmax(x, k.train_length),
-    }
+    return {m: variant_weight(m, x, k) for m in METHODS}
 
 
 def shown_indices(x: np.ndarray) -> np.ndarray:
@@ -103,10 +121,15 @@ class RowResult:
         return float(compute.entropy(self.weights[method]))
 
 
+def scaled(values: np.ndarray, scale: float) -> np.ndarray:
+    """The row's logits: ``scale * values`` (an overflow to ±inf is what the row then holds)."""
+    with np.errstate(all="ignore"):
+        return scale * values
+
+
 def row_result(values: np.ndarray, labels: tuple[str, ...], knobs: VariantKnobs, scale: float,
                selected: tuple[str, ...]) -> RowResult:
-    with np.errstate(all="ignore"):
-        x = scale * values
+    x = scaled(values, scale)
     return RowResult(labels, x, variant_weights(x, knobs), shown_indices(x), selected)
 
 
@@ -126,17 +149,36 @@ class LengthResult:
         return np.log(self.n.astype(np.float64))
 
 
+def length_rows(needle: float, seed: int, scale: float) -> tuple[np.ndarray, ...]:
+    """The Length tab's rows: ``scale`` times the synthetic row of each length in LENGTHS."""
+    return tuple(scale * synthetic_row(int(n), needle, seed) for n in LENGTHS)
+
+
+def length_curve(method: str, xs: tuple[np.ndarray, ...], s: float, train_length: int
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """One method's largest weight and entropy over the rows ``xs`` (of :func:`length_rows`).
+
+    softmax reads neither knob, SSMax only ``s``, log-n only ``train_length``:
+    the model keeps each curve until its own inputs change.
+    """
+    top, ent = np.empty(len(xs)), np.empty(len(xs))
+    for i, x in enumerate(xs):
+        if method == "softmax":
+            w = compute.softmax(x)
+        elif method == "ssmax":
+            w = compute.ssmax(x, s)
+        else:
+            w = compute.logn_softmax(x, train_length)
+        top[i] = w.max()
+        ent[i] = compute.entropy(w)
+    return top, ent
+
+
 def length_result(needle: float, seed: int, scale: float, s: float, train_length: int) -> LengthResult:
-    top = {m: np.empty(LENGTHS.size) for m in LENGTH_METHODS}
-    ent = {m: np.empty(LENGTHS.size) for m in LENGTH_METHODS}
-    for i, n in enumerate(LENGTHS):
-        x = scale * synthetic_row(int(n), needle, seed)
-        rows = {"softmax": compute.softmax(x), "ssmax": compute.ssmax(x, s),
-                "logn": compute.logn_softmax(x, train_length)}
-        for m, w in rows.items():
-            top[m][i] = w.max()
-            ent[m][i] = compute.entropy(w)
-    return LengthResult(LENGTHS, top, ent, needle, scale)
+    xs = length_rows(needle, seed, scale)
+    curves = {m: length_curve(m, xs, s, train_length) for m in LENGTH_METHODS}
+    return LengthResult(LENGTHS, {m: c[0] for m, c in curves.items()}, {m: c[1] for m, c in curves.items()},
+                        needle, scale)
 
 
 @dataclass(frozen=True)

@@ -202,23 +202,24 @@ class VariantsView(BaseView):
         m, tab, every = self.model, self.current_tab, self.synchronous
         out = self.readouts
         if tab in ROW_TABS or every:
-            r = m.row_result(self.scores)
-            out["variants.readout.n"].setText(f"{r.n:,}")
+            # only the row tab needs every variant's weights; the others read the row's length or logits
+            n = m.current_n(self.scores)
+            out["variants.readout.n"].setText(f"{n:,}")
             out["variants.readout.logn_factor"].setText(tr(
-                "variants.readout.logn_factor.value", factor=fmt(logn_factor(r.n, m.logn_length), 3),
-                n=f"{r.n:,}", length=f"{m.logn_length:,}"))
+                "variants.readout.logn_factor.value", factor=fmt(logn_factor(n, m.logn_length), 3),
+                n=f"{n:,}", length=f"{m.logn_length:,}"))
             if tab == "row" or every:
-                self.row_bars.show_result(r, {"softcap": f"C={m.cap:g}", "ssmax": f"s={m.ssmax_s:g}",
-                                              "logn": f"L={m.logn_length}"})
+                self.row_bars.show_result(m.row_result(self.scores), {
+                    "softcap": f"C={m.cap:g}", "ssmax": f"s={m.ssmax_s:g}", "logn": f"L={m.logn_length}"})
             if tab == "length" or every:
                 length = m.length_result()
-                self.length_top.show_result(length, r.n)
-                self.length_entropy.show_result(length, r.n)
+                self.length_top.show_result(length, n)
+                self.length_entropy.show_result(length, n)
             if tab == "softcap" or every:
                 s = m.softcap_result(self.scores)
                 self.softcap_curve.show_result(s)
                 self.softcap_grad.show_result(s)
-                self.softcap_bars.show_result(s, r.labels)
+                self.softcap_bars.show_result(s, m.row_logits(self.scores)[1])
         if tab == "alibi" or every:
             a = m.alibi_result()
             self.alibi.show_result(a)
