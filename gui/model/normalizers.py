@@ -170,7 +170,29 @@ class NormalizersModel(ViewModel):
         if not (np.all(np.isfinite(x)) and np.all(np.isfinite(w))):
             return [False] * len(PROPERTIES)
         rows, h, n = _probes(x)
-        out = f(rows)  # every method works row by row along the last axis
+        return self._measured(x, w, f(rows), h, n)  # every method works row by row along the last axis
+
+    def weights_and_properties(self, f: Callable[[np.ndarray], np.ndarray], x: np.ndarray
+                               ) -> tuple[np.ndarray, list[bool]]:
+        """``f(x)`` and its measured properties (:meth:`properties_of`), from one call of ``f``.
+
+        ``f`` runs once on x stacked over its probe rows: every method works
+        row by row along the last axis, so row 0 is bit for bit ``f(x)`` (an
+        entmax bisection runs once, not twice).
+        """
+        if x.dtype != np.float64 or not np.all(np.isfinite(x)):
+            w = np.asarray(f(x), dtype=np.float64)
+            return w, self.properties_of(f, x, w)
+        rows, h, n = _probes(x)
+        out = f(np.vstack([x, rows]))
+        w = np.array(out[0], dtype=np.float64)
+        if not np.all(np.isfinite(w)):
+            return w, [False] * len(PROPERTIES)
+        return w, self._measured(x, w, out[1:], h, n)
+
+    @staticmethod
+    def _measured(x: np.ndarray, w: np.ndarray, out: np.ndarray, h: float, n: int) -> list[bool]:
+        """The properties of the weights ``w`` of x, given f of x's probe rows (``out``, of :func:`_probes`)."""
         shifted = out[0]
         return [
             bool(np.all(w >= 0)),
@@ -193,8 +215,7 @@ class NormalizersModel(ViewModel):
             if name != "entmax" and name in fixed[1]:
                 w, p = fixed[1][name]
             else:
-                w = np.asarray(f(x), dtype=np.float64)
-                p = self.properties_of(f, x, w)
+                w, p = self.weights_and_properties(f, x)
                 if name != "entmax":
                     fixed[1][name] = (w, p)
             weights.append(w)

@@ -80,15 +80,26 @@ class PropertyTable(QTableWidget):
         return hint
 
     def show_properties(self, props: np.ndarray, alpha: float) -> None:
-        self.setVerticalHeaderLabels([method_name(m, alpha) for m in METHODS])
+        """Each method's name and its ✓/✗ cells; only what differs from what is shown is set (an α move
+        renames one row and rarely changes a cell)."""
+        for r, m in enumerate(METHODS):
+            name = method_name(m, alpha)
+            head = self.verticalHeaderItem(r)
+            if head is None:
+                self.setVerticalHeaderItem(r, QTableWidgetItem(name))
+            elif head.text() != name:
+                head.setText(name)
         theme = themes.current()
         good, bad = QColor(theme.series[2]), QColor(theme.highlight)
         for r in range(len(METHODS)):
             for c in range(len(PROPERTIES)):
                 ok = bool(props[r, c])
                 item = self.item(r, c)
-                item.setText(YES if ok else NO)
-                item.setForeground(QBrush(good if ok else bad))
+                text, brush = (YES, QBrush(good)) if ok else (NO, QBrush(bad))
+                if item.text() != text:
+                    item.setText(text)
+                if item.foreground() != brush:
+                    item.setForeground(brush)
 
     def symbols(self) -> list[list[str]]:
         return [[self.item(r, c).text() for c in range(self.columnCount())] for r in range(self.rowCount())]
