@@ -29,9 +29,13 @@ where most steps include the throttle delay).
 
 The baseline is a bare ``pg.PlotWidget`` per plot the slider changes (those
 that painted during an untimed probe step), of the same size, holding the
-same items (same kinds, counts, points and pens), each updated with random
-(smooth) data per step and then repainted synchronously: what pyqtgraph
-alone needs to show the items that actually change.
+same items holding the same data (points, bars, texts, images, pens, log
+axes and view range as the app's plot showed them), each moved a little per
+step (every point by a relative 1e-6, one digit of every label) and then
+repainted synchronously: what pyqtgraph alone needs to show the items that
+actually change.  (Until December 2026 the baseline
+drew smooth random curves instead, which understated what a noisy curve,
+such as a training loss, costs to stroke.)
 
 Prints one JSON document to stdout.  Nothing is asserted: it only measures.
 """
@@ -231,39 +235,67 @@ def measure_slider(view, vs: ValueSlider, steps: int, warmup: int, pace: bool) -
 
 
 # -- the baseline ------------------------------------------------------------------
-def _mirror(item, rng: np.random.Generator):
-    """A fresh pyqtgraph item like ``item`` and a function that updates it randomly."""
-    if isinstance(item, pg.BarGraphItem):
-        x = np.asarray(item.opts.get("x") if item.opts.get("x") is not None else [], dtype=float)
-        n = max(len(x), 1)
-        bar = pg.BarGraphItem(x=np.arange(n, dtype=float), height=rng.random(n),
-                              width=item.opts.get("width") or 0.4,
-                              brush=item.opts.get("brush"), pen=item.opts.get("pen"))
-        return bar, lambda: bar.setOpts(height=rng.random(n))
-    if isinstance(item, pg.PlotDataItem):
-        n = max(len(item.xData) if item.xData is not None else 0, 2)
-        x = np.linspace(0.0, 1.0, n)
+def _nudged(words: str) -> str:
+    """``words`` with its last digit changed (or a character added): a same-sized label that Qt must lay out again."""
+    for i in range(len(words) - 1, -1, -1):
+        if words[i].isdigit():
+            return words[:i] + str((int(words[i]) + 1) % 10) + words[i + 1:]
+    return words + " "
 
-        def smooth() -> np.ndarray:
-            # A smooth random curve (an S shape, like the app's curves): a
-            # zigzag of independent points would be far costlier to stroke.
-            return rng.random() * (1.0 + np.tanh(8.0 * (x - rng.random()))) if n > 1 else rng.random(n)
+
+def _mirror(item, rng: np.random.Generator):
+    """A fresh pyqtgraph item holding what ``item`` holds now, and a function that changes it a little.
+
+    The baseline paints the app's own data (the same points, bars, texts and
+    images), so a noisy curve costs it what it costs the app.  Each update
+    moves the data by a relative 1e-6 (invisible, but every point moves, as
+    when a slider moves) and changes one digit of each label, alternating, so
+    pyqtgraph and Qt redo all the work a real change needs.
+    """
+    flip = [1.0, 1.0 + 1e-6]
+
+    def wobble() -> float:
+        flip.reverse()
+        return flip[0]
+
+    if isinstance(item, pg.BarGraphItem):
         o = item.opts
-        curve = pg.PlotDataItem(x, smooth(), pen=o.get("pen"), symbol=o.get("symbol"),
-                                symbolSize=o.get("symbolSize"), symbolBrush=o.get("symbolBrush"),
-                                symbolPen=o.get("symbolPen"))
-        return curve, lambda: curve.setData(x, smooth())
+        n = len(o.get("height")) if o.get("height") is not None else 1
+        x = np.asarray(o["x"], dtype=float) if o.get("x") is not None else np.arange(n, dtype=float)
+        height = np.array(o.get("height") if o.get("height") is not None else rng.random(n), dtype=float)
+        keep = {k: o.get(k) for k in ("width", "brush", "brushes", "pen", "pens", "y0") if o.get(k) is not None}
+        keep.setdefault("width", 0.4)
+        bar = pg.BarGraphItem(x=x, height=height, **keep)
+        return bar, lambda: bar.setOpts(height=height * wobble())
+    if isinstance(item, pg.PlotDataItem):
+        x = np.array(item.xData if item.xData is not None else np.arange(2.0), dtype=float)
+        y = np.array(item.yData if item.yData is not None else rng.random(len(x)), dtype=float)
+        o = item.opts
+        keep = {k: o.get(k) for k in ("pen", "symbol", "symbolSize", "symbolBrush", "symbolPen", "connect",
+                                      "fillLevel", "fillBrush", "stepMode") if o.get(k) is not None}
+        curve = pg.PlotDataItem(x, y, **keep)
+        return curve, lambda: curve.setData(x, y * wobble())
     if isinstance(item, pg.TextItem):
-        text = pg.TextItem(item.toPlainText() or "0.0%", color=item.color, anchor=item.anchor)
+        words = item.toPlainText() or "0.0%"
+        text = pg.TextItem(words, color=item.color, anchor=item.anchor)
+        pos = item.pos()
+        text.setPos(pos)
+        labels = [words, _nudged(words)]
 
         def update_text():
-            v = rng.random()
-            text.setText(f"{100 * v:.1f}%")
-            text.setPos(rng.random() * 4, v)
+            labels.reverse()
+            text.setText(labels[0])
+            text.setPos(pos.x(), pos.y() * wobble())
         return text, update_text
+    if isinstance(item, pg.ImageItem) and item.image is not None:
+        image = np.array(item.image, dtype=float)
+        levels = item.getLevels()
+        picture = pg.ImageItem(image, levels=levels, lut=item.lut)
+        return picture, lambda: picture.setImage(image * wobble(), levels=levels)
     if isinstance(item, pg.InfiniteLine):
-        line = pg.InfiniteLine(angle=item.angle, pen=item.pen, movable=False)
-        return line, lambda: line.setValue(rng.random())
+        value = float(item.value())
+        line = pg.InfiniteLine(pos=value, angle=item.angle, pen=item.pen, movable=False)
+        return line, lambda: line.setValue(value * wobble() + (flip[0] - 1.0))
     curve = pg.PlotDataItem(np.arange(4.0), rng.random(4))  # anything else: a small curve
     return curve, lambda: curve.setData(np.arange(4.0), rng.random(4))
 
@@ -278,10 +310,14 @@ class Baseline:
         for plot in plots:
             w = pg.PlotWidget()
             w.resize(plot.size())
-            for item in list(plot.getPlotItem().items):
+            source, mirror = plot.getPlotItem(), w.getPlotItem()
+            mirror.setLogMode(x=source.ctrl.logXCheck.isChecked(), y=source.ctrl.logYCheck.isChecked())
+            for item in list(source.items):
                 new, update = _mirror(item, rng)
-                w.getPlotItem().addItem(new)
+                mirror.addItem(new)
                 self.updates.append(update)
+            mirror.setRange(rect=source.getViewBox().viewRect(), padding=0)  # the app's view, not autorange
+            mirror.disableAutoRange()
             w.show()
             self.widgets.append(w)
         settle(0.01)
