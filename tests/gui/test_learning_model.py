@@ -180,6 +180,30 @@ def test_the_students_learn_from_the_teachers_soft_targets_at_t():
     np.testing.assert_allclose(r.soft_t, np.exp(z / 3.0) / np.exp(z / 3.0).sum(), rtol=1e-12)
 
 
+def test_the_distillation_t_reuses_the_teachers_logits_and_gives_a_fresh_result(monkeypatch):
+    m = short_model(student_examples=40)
+    run = m.training_run()
+    d, s = m.digits(), m.split()
+    fresh_logits = results.distil_logits
+    asked = []
+    monkeypatch.setattr(results, "distil_logits", lambda *args: asked.append(args[3:]) or fresh_logits(*args))
+    for t in (1.0, 2.0, 4.0, 7.5):
+        m.set_param("distil_t", t)
+        r = m.distil(run)
+        fresh = results.distil_result(run.at(m.epoch), d, s, 40, t, m.example, fresh_logits(
+            run.at(m.epoch), d, s, 40, m.example))
+        for name in ("soft_1", "soft_t", "seed_1", "seed_t"):
+            np.testing.assert_array_equal(getattr(r, name), getattr(fresh, name))
+        assert (r.dark_1, r.dark_t, r.temperature) == (fresh.dark_1, fresh.dark_t, t)
+        zs = compute.classifier_logits(run.at(m.epoch), d.x[s.train[:40]])
+        lp = sp_log_softmax(zs / t, axis=1)  # entropy -sum p log p, from SciPy's log-softmax
+        assert r.dark_t == pytest.approx(float((-(np.exp(lp) * lp).sum(axis=1)).mean()), rel=1e-9)
+    assert asked == [(40, m.example)]  # the teacher's logits once, for every T
+    m.set_param("student_examples", 20)
+    m.distil(run)
+    assert asked == [(40, m.example), (20, m.example)]
+
+
 def test_the_articles_teacher_softened_at_t_4():
     soft = compute.soft_targets(probabilities=results.SEED_TEACHER, temperature=4.0)
     p = np.array(results.SEED_TEACHER) ** 0.25

@@ -212,9 +212,12 @@ class LearningModel(ViewModel):
     def distil(self, run: TrainRun | None = None) -> results.DistilResult:
         run = run or self.training_run()
         n = self.value_in_use("student_examples")
-        return self._cached("distil", self._run_key(run) + (self.distil_t, n, self.example),
+        key = self._run_key(run) + (n, self.example)
+        logits = self._cached("distil_logits", key, lambda: results.distil_logits(
+            run.at(self.epoch), self.digits(), self.split(), n, self.example))
+        return self._cached("distil", key + (self.distil_t,),
                             lambda: results.distil_result(run.at(self.epoch), self.digits(), self.split(), n,
-                                                          self.distil_t, self.example))
+                                                          self.distil_t, self.example, logits))
 
     def students_key(self, run: TrainRun) -> tuple:
         return self._run_key(run) + (self.value_in_use("student_examples"), self.distil_t, self.distil_alpha)

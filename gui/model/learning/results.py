@@ -169,15 +169,24 @@ class DistilResult:
     dark_t: float  # ... at T
 
 
-def distil_result(teacher: dict[str, np.ndarray], digits: Digits, split: Split, n: int, temperature: float,
-                  example: int) -> DistilResult:
-    """The soft targets of one test digit (``example``: its position in the test split) and of the
-    articles' teacher, and the dark knowledge of the students' digits."""
+def distil_logits(teacher: dict[str, np.ndarray], digits: Digits, split: Split, n: int,
+                  example: int) -> tuple[np.ndarray, np.ndarray]:
+    """The teacher's logits of the shown test digit ``(classes,)`` and of the students' digits
+    ``(n, classes)``: what the Distil tab needs of the teacher whatever T is."""
     position = min(example, len(split.test) - 1)
     idx = int(split.test[position])
-    z = classifier_logits(teacher, digits.x[idx:idx + 1])[0]
-    rows = student_rows(split, n)
-    zs = classifier_logits(teacher, digits.x[rows])
+    return (classifier_logits(teacher, digits.x[idx:idx + 1])[0],
+            classifier_logits(teacher, digits.x[student_rows(split, n)]))
+
+
+def distil_result(teacher: dict[str, np.ndarray], digits: Digits, split: Split, n: int, temperature: float,
+                  example: int, logits: tuple[np.ndarray, np.ndarray] | None = None) -> DistilResult:
+    """The soft targets of one test digit (``example``: its position in the test split) and of the
+    articles' teacher, and the dark knowledge of the students' digits; ``logits``
+    (:func:`distil_logits`) may come from a cache."""
+    position = min(example, len(split.test) - 1)
+    idx = int(split.test[position])
+    z, zs = logits if logits is not None else distil_logits(teacher, digits, split, n, example)
     return DistilResult(
         temperature, position, idx, int(digits.labels[idx]), soft_targets(z, 1.0), soft_targets(z, temperature),
         soft_targets(probabilities=SEED_TEACHER, temperature=1.0),
