@@ -66,6 +66,7 @@ from numpy.typing import ArrayLike, NDArray
 from compute._checks import _check_count, _check_finite, check_temperature
 from compute._rows import BoolArray, FloatArray, _logit_rows
 from compute._softmax import softmax
+from compute._steps import softmax_over_temperatures
 
 __all__ = [
     "STAGE_KEPT",
@@ -200,11 +201,17 @@ def _top_p_cut(p: NDArray[np.float64], top_p: float) -> float:
 
 
 def _filter_rows(
-    rows: NDArray[np.float64], t: float, k: int | None, top_p: float | None, min_p: float | None
+    rows: NDArray[np.float64], t: float, k: int | None, top_p: float | None, min_p: float | None,
+    probs: NDArray[np.float64] | None = None,
 ) -> tuple[NDArray[np.float64], BoolArray, NDArray[np.float64], NDArray[np.int8]]:
-    """The knobs on float64 rows ``(R, V)`` (validated: no NaN, not all -inf)."""
+    """The knobs on float64 rows ``(R, V)`` (validated: no NaN, not all -inf).
+
+    ``probs``: the rows' softmax when already made (then ``t`` is not used),
+    e.g. one row at several temperatures (:func:`filter_over_temperatures`).
+    """
     n_rows, v = rows.shape
-    probs = softmax(rows, temperature=t)
+    if probs is None:
+        probs = softmax(rows, temperature=t)
     stage = np.zeros(rows.shape, dtype=np.int8)
     masked = rows == -np.inf
     all_kept = not masked.any()  # while true, ``kept`` is all True and p == probs
@@ -358,3 +365,35 @@ def filtered_row(logits: ArrayLike, knobs: dict[str, Any]) -> NDArray[np.float64
     )
     rows, _ = _logit_rows(logits)
     return _filter_rows(rows, t, k, p, m)[2][0]
+
+
+def filter_over_temperatures(
+    logits: ArrayLike,
+    temperatures: ArrayLike,
+    top_k: int | None = None,
+    top_p: float | None = None,
+    min_p: float | None = None,
+) -> NDArray[np.float64]:
+    """``filter_probs(logits, temperature=t, ...)`` for every ``t``, as the rows of one float64 array.
+
+    One 1-D row of ``logits``; the result has shape ``(len(temperatures), V)``
+    and is bit for bit one :func:`filter_probs` call per temperature for float64
+    logits: the softmaxes come from :func:`compute.softmax_over_temperatures`
+    (bit for bit softmax's, in one 2-D pass), then the knobs take each row on
+    its own, as filter_probs does, without its per-call checks.  Other
+    dtypes: float64 here (filter_probs casts back to theirs).
+    """
+    ts = np.asarray(temperatures, dtype=np.float64).reshape(-1)
+    for t in ts:
+        check_temperature(float(t))
+    _t, k, p, m = _check_knobs(1.0, top_k, top_p, min_p)
+    rows, _ = _logit_rows(logits)
+    if rows.shape[0] != 1:
+        raise ValueError(f"filter_over_temperatures takes one 1-D row, got shape {np.shape(logits)}")
+    if not ts.size:
+        return np.zeros((0, rows.shape[1]))
+    probs = softmax_over_temperatures(rows[0], ts).astype(np.float64, copy=False)
+    out = np.empty_like(probs)
+    for i in range(ts.size):  # each row on its own: a batch renormalises every row once any row loses a token
+        out[i] = _filter_rows(rows, 1.0, k, p, m, probs=probs[i : i + 1])[2][0]
+    return out

@@ -17,7 +17,8 @@ import compute
 from compute import Stage
 from gui.model.sampling import SamplingModel, compute_draws
 from gui.model.sampling.draws import sample_support
-from gui.model.sampling.model import _log_ranks, cumulative_at, sparse_entropy
+from gui.model.sampling.model import _log_ranks
+from gui.model.sampling.rowmath import cumulative_at, sparse_entropy
 from gui.model.sampling.speculative import draft_logits, rate_curve, speculative
 
 
@@ -159,3 +160,90 @@ def test_speculative_handed_the_results_row_is_the_plain_computation():
     cuts = {k: v for k, v in knobs.items() if k != "temperature"}
     same_bits(s.curve_rate, rate_curve(compute.filter_probs(vocab.logits, **knobs),
                                        draft_logits(vocab.logits, 0.8, 0), cuts))
+
+
+RESULT_ARRAYS = ("probs", "filtered", "stage", "shown", "cum_rank", "cum_prob")
+RESULT_VALUES = ("top_p", "top_p_rank", "kept", "entropy", "entropy_filtered", "perplexity", "perplexity_filtered")
+
+
+def fresh(values: dict) -> SamplingModel:
+    m = SamplingModel()
+    m.update_from_dict(values)
+    return m
+
+
+def test_a_new_count_of_tokens_shown_reuses_the_filtered_row_and_equals_a_fresh_result():
+    m = fresh({"vocab": 4000})
+    first = m.result()
+    for shown in (30, 3, 12):
+        m.set_param("shown", shown)
+        r = m.result()
+        assert r.probs is first.probs  # not filtered again
+        want = fresh({"vocab": 4000, "shown": shown}).result()
+        for name in RESULT_ARRAYS:
+            np.testing.assert_array_equal(getattr(r, name), getattr(want, name))
+        assert [getattr(r, n) for n in RESULT_VALUES] == [getattr(want, n) for n in RESULT_VALUES]
+        assert r.labels == want.labels and len(r.shown) == shown
+    m.set_param("temperature", 0.5)  # a knob: filtered again
+    assert m.result().probs is not first.probs
+
+
+def test_a_new_count_of_tokens_shown_keeps_the_speculative_steps_and_equals_a_fresh_run():
+    values = {"vocab": 3000, "spec_steps": 1500}
+    m = fresh(values)
+    first = m.speculative_result()
+    for shown in (25, 4):
+        m.set_param("shown", shown)
+        s = m.speculative_result()
+        assert s.counts is first.counts  # the steps are not run again
+        want = fresh({**values, "shown": shown}).speculative_result()
+        np.testing.assert_array_equal(s.shown, want.shown)
+        assert s.labels == want.labels and len(s.shown) == shown
+        np.testing.assert_array_equal(s.counts, want.counts)
+        assert (s.rate, s.chi2, s.rejected) == (want.rate, want.chi2, want.rejected)
+    m.set_param("draft_temperature", 0.9)
+    assert m.speculative_result().counts is not first.counts
+
+
+def test_a_gate_temperature_move_reuses_the_gate_scores_and_equals_a_fresh_router():
+    from gui.model.sampling import router
+
+    m = fresh({"experts": 12, "router_tokens": 300})
+    first = m.router()
+    for name, value in (("gate_temperature", 0.3), ("router_k", 3), ("experts", 6), ("seed", 4)):
+        m.set_param(name, value)
+        got = m.router()
+        want = router(m.experts, m.router_k, m.router_tokens, m.seed, m.gate_temperature)
+        for field in ("gate_logits", "gates", "indices", "weights", "load", "importance"):
+            same_bits(np.asarray(getattr(got, field), dtype=np.float64), np.asarray(getattr(want, field), np.float64))
+    assert not np.array_equal(m.router().gates[:, :6], first.gates[:, :6])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from([0.0, 1.5, -2.0, 3e300, np.nan, np.inf, -np.inf]), min_size=1, max_size=6))
+def test_the_bar_top_is_nan_to_num_max(values):
+    from gui.views.sampling.bars import _top
+
+    h = np.array(values)
+    assert _top(h) == float(np.nan_to_num(h).max())
+
+
+@pytest.mark.parametrize("settings_", KNOBS)
+def test_the_rate_curve_is_one_filter_probs_per_draft_temperature(settings_):
+    from gui.model.sampling.speculative import DRAFT_T
+
+    m = fresh({"vocab": 3000, **settings_})
+    vocab, knobs = m.vocabulary(None), m.knobs()
+    p = compute.filter_probs(vocab.logits, **knobs)
+    draft = draft_logits(vocab.logits, 0.5, 0)
+    cuts = {k: v for k, v in knobs.items() if k != "temperature"}
+    # the plain way: with top-k on, q is 0 outside the draft's top k (and ties), so the sums run over those
+    k = cuts["top_k"]
+    if k is not None and k < draft.size:
+        inside = np.flatnonzero(draft >= np.sort(draft)[draft.size - k])
+        p, draft = p[inside], draft[inside]
+    want = np.array([np.minimum(p, compute.filter_probs(draft, temperature=float(t), **cuts)).sum() for t in DRAFT_T])
+    p = compute.filter_probs(vocab.logits, **knobs)
+    draft = draft_logits(vocab.logits, 0.5, 0)
+    same_bits(rate_curve(p, draft, cuts), want)
+    same_bits(m.speculative_result().curve_rate, want)

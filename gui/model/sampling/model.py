@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -41,13 +41,15 @@ from gui.model.llm_source import MAX_MODEL_TEXT, MAX_PROMPT_TEXT, ModelSource
 from gui.model.sampling.draws import DrawInputs, DrawResult, compute_draws
 from gui.model.sampling.real import DEFAULT_PROMPT, GenStrip, ModelSourcePart, context_steps
 from gui.model.sampling.results import CurveResult, GumbelResult, SamplingResult
-from gui.model.sampling.router import RouterResult, router
+from gui.model.sampling.router import RouterResult, router, router_scores
+from gui.model.sampling.rowmath import cumulative_at, sparse_entropy, top_ids
 from gui.model.sampling.speculative import (
     SpeculativeResult,
     draft_logits,
     rate_curve,
     speculative,
     speculative_arrays,
+    with_shown,
 )
 from gui.model.sampling.vocabulary import (
     MAX_V,
@@ -77,45 +79,6 @@ SWITCHED_KNOBS = ("top_k", "top_p", "min_p")
 
 def _log_ranks(v: int, points: int = CUM_POINTS) -> np.ndarray:
     return np.unique(np.geomspace(1, v, points).round().astype(np.int64))
-
-
-def cumulative_at(p: np.ndarray, total: float, ranks: np.ndarray) -> np.ndarray:
-    """``cumsum(sort(p)[::-1] / total)[ranks - 1]`` (``total`` 0 taken as 1), bit for bit, sorting only p > 0.
-
-    ``p`` is >= 0.  The zeros sort last and add exactly nothing to the running
-    sum (x + 0 == x), so past the positive entries the sum stays at its last
-    value: only the positive entries need sorting (after top-k, a few dozen of V).
-    """
-    positive = p[p > 0]
-    if not positive.size:
-        return np.zeros(ranks.size)
-    cum = np.cumsum(np.sort(positive)[::-1] / (total if total > 0 else 1.0))
-    return cum[np.minimum(ranks, cum.size) - 1]
-
-
-def sparse_entropy(p: np.ndarray) -> float:
-    """``compute.entropy(p)`` of a float64 row ``p >= 0`` with many zeros, bit for bit, in less work.
-
-    compute.entropy takes ``-(p * log p)`` per entry, 0 where ``p == 0``, and
-    sums the row (NumPy's pairwise sum, whose grouping depends on the
-    positions): the same terms are made for the non-zero entries only and
-    put at their places in a row of zeros, which is then summed the same way.
-    Other rows (negative entries, NaN, other dtypes, few zeros) go to compute.entropy.
-    """
-    p = np.asarray(p)
-    if p.ndim != 1 or p.dtype != np.float64:
-        return float(compute.entropy(p))
-    where = np.flatnonzero(p)
-    if where.size > p.size // 4 or not (p[where] > 0).all():
-        return float(compute.entropy(p))
-    a = p[where]
-    with np.errstate(all="ignore"):
-        terms = np.log(a)
-        terms *= a
-        np.negative(terms, out=terms)
-    row = np.zeros(p.size)
-    row[where] = terms
-    return float(row.sum())
 
 
 @evented
@@ -268,17 +231,18 @@ class SamplingModel(ModelSourcePart, ViewModel):
     def result(self, scores: ScoreRow | None = None) -> SamplingResult:
         vocab = self.vocabulary(scores)
         knobs = self.knobs()
-        return self._cached("result", (vocab.key, tuple(knobs.items()), self.shown),
-                            lambda: self._result(vocab, knobs))
+        base = (vocab.key, tuple(knobs.items()))
+        r = self._cached("result", base, lambda: self._result(vocab, knobs))
+        # the tokens shown are the only part that depends on how many: a new count does not filter again
+        return self._cached("result_shown", (*base, self.shown), lambda: r if r.shown.size == min(self.shown, r.size)
+                            else replace(r, shown=top_ids(r.probs, self.shown)))
 
     def _result(self, vocab: Vocabulary, knobs: dict[str, Any]) -> SamplingResult:
         logits = vocab.logits
         fr = compute.filter_result(logits, **knobs)
         probs, filtered, stage = fr.probs, fr.filtered, fr.stage
         v = logits.size
-        shown_n = min(self.shown, v)
-        top = np.argpartition(-probs, shown_n - 1)[:shown_n] if shown_n < v else np.arange(v)
-        top = top[np.lexsort((top, -probs[top]))]
+        top = top_ids(probs, self.shown)
         # the distribution top-p sees: after the temperature and top-k
         before_p = np.where(stage == Stage.TOP_K, 0.0, probs)
         total = before_p.sum()
@@ -343,7 +307,7 @@ class SamplingModel(ModelSourcePart, ViewModel):
     def _known_filtered(self, vocab: Vocabulary, knobs: dict[str, Any]) -> np.ndarray | None:
         """``compute.filter_probs(vocab.logits, **knobs)`` if the cached result holds it (else None; never computes)."""
         hit = self._cache.get("result")
-        if hit is not None and hit[0][:2] == (vocab.key, tuple(knobs.items())):
+        if hit is not None and hit[0] == (vocab.key, tuple(knobs.items())):
             return hit[1].filtered
         return None
 
@@ -383,16 +347,22 @@ class SamplingModel(ModelSourcePart, ViewModel):
             known = self._known_filtered(vocab, knobs)
             return compute.filter_probs(vocab.logits, **knobs) if known is None else known
 
+        draft = self._cached("draft", (vocab.key, noise, seed), lambda: draft_logits(vocab.logits, noise, seed))
         curve = self._cached("spec_curve", base, lambda: rate_curve(
-            target(), draft_logits(vocab.logits, noise, seed), {k: v for k, v in knobs.items() if k != "temperature"}))
-        key = (*base, float(self.draft_temperature), int(self.spec_steps), int(self.shown))
-        return self._cached("speculative", key, lambda: speculative(
+            target(), draft, {k: v for k, v in knobs.items() if k != "temperature"}))
+        key = (*base, float(self.draft_temperature), int(self.spec_steps))
+        s = self._cached("speculative", key, lambda: speculative(
             vocab, knobs, float(self.draft_temperature), noise, int(self.spec_steps), seed, int(self.shown), curve,
-            p=target()))
+            p=target(), draft=draft))
+        # the tokens shown are the only part that depends on how many: a new count does not run the steps again
+        return self._cached("speculative_shown", (*key, int(self.shown)), lambda: with_shown(s, vocab, int(self.shown)))
 
     def router(self) -> RouterResult:
         key = (self.experts, self.router_k, self.router_tokens, self.seed, self.gate_temperature)
-        return self._cached("router", key, lambda: router(*key))
+        # the gate's scores do not depend on its temperature or k: a move of either draws no new tokens
+        scores = self._cached("router_scores", (self.experts, self.router_tokens, self.seed),
+                              lambda: router_scores(self.experts, self.router_tokens, self.seed))
+        return self._cached("router", key, lambda: router(*key, scores=scores))
 
     # -- export ------------------------------------------------------------------------------
     def arrays(self, scores: ScoreRow | None = None) -> dict[str, ExportArray]:

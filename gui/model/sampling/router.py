@@ -37,15 +37,26 @@ class RouterResult:
         return float(self.importance.var() / (m * m)) if m > 0 else float("nan")
 
 
-def router(experts: int, k: int, tokens: int, seed: int, temperature: float) -> RouterResult:
-    """Seeded token embeddings through a seeded router matrix, gated by softmax at ``temperature``."""
+def router_scores(experts: int, tokens: int, seed: int) -> np.ndarray:
+    """(tokens, experts): seeded token embeddings through a seeded router matrix, plus its bias (before T)."""
     rng = np.random.default_rng(seed)
     x = rng.standard_normal((tokens, ROUTER_DIM))
     # the matrix for expert e does not depend on how many experts there are
     w = np.random.default_rng([seed, 1]).standard_normal((64, ROUTER_DIM))[:experts].T / np.sqrt(ROUTER_DIM)
     # a learned router has a bias: a few experts are favoured (what load balancing fights)
     bias = np.random.default_rng([seed, 2]).normal(0.0, 0.5, 64)[:experts]
-    logits = (x @ w + bias) / temperature
+    return x @ w + bias
+
+
+def router(experts: int, k: int, tokens: int, seed: int, temperature: float,
+           scores: np.ndarray | None = None) -> RouterResult:
+    """Seeded token embeddings through a seeded router matrix, gated by softmax at ``temperature``.
+
+    ``scores`` is :func:`router_scores` of the same experts, tokens and seed when already made.
+    """
+    if scores is None:
+        scores = router_scores(experts, tokens, seed)
+    logits = scores / temperature
     indices, weights = compute.moe_route(logits, min(k, experts))
     gates = compute.softmax(logits, axis=-1)
     return RouterResult(logits, gates, np.asarray(indices), np.asarray(weights),

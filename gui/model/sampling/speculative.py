@@ -13,12 +13,13 @@ times, whose output tokens follow ``p`` exactly, checked with Pearson's χ².
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 import compute
+from compute._filters import filter_over_temperatures
 from gui.model.base import ExportArray
 from gui.model.sampling.draws import MIN_EXPECTED
 from gui.model.sampling.vocabulary import Vocabulary
@@ -76,32 +77,48 @@ def rate_curve(p: np.ndarray, draft: np.ndarray, cuts: dict[str, Any]) -> np.nda
         inside = np.flatnonzero(draft >= kth)
         if inside.size < draft.size:
             p, draft = p[inside], draft[inside]
-    return np.array([np.minimum(p, compute.filter_probs(draft, temperature=float(t), **cuts)).sum()
-                     for t in DRAFT_T])
+    # all temperatures in one pass: bit for bit one filter_probs per temperature (and one sum per row)
+    return np.minimum(p, filter_over_temperatures(draft, DRAFT_T, **cuts)).sum(axis=-1)
+
+
+def shown_ids(p: np.ndarray, q: np.ndarray, shown: int) -> np.ndarray:
+    """The ``shown`` tokens most probable under p or q, by max(p, q) descending (ties: the lower id first)."""
+    k = min(shown, p.size)
+    both = np.maximum(p, q)
+    top = np.argpartition(-both, k - 1)[:k] if k < p.size else np.arange(p.size)
+    return top[np.lexsort((top, -both[top]))]
+
+
+def with_shown(s: SpeculativeResult, vocab: Vocabulary, shown: int) -> SpeculativeResult:
+    """``s`` over another number of tokens shown (nothing else depends on it)."""
+    if s.shown.size == min(shown, s.p.size):
+        return s
+    top = shown_ids(s.p, s.q, shown)
+    return replace(s, shown=top, labels=tuple(vocab.label(i) for i in top))
 
 
 def speculative(vocab: Vocabulary, knobs: dict[str, Any], draft_t: float, noise: float, n: int, seed: int,
-                shown: int, curve: np.ndarray | None = None, p: np.ndarray | None = None) -> SpeculativeResult:
+                shown: int, curve: np.ndarray | None = None, p: np.ndarray | None = None,
+                draft: np.ndarray | None = None) -> SpeculativeResult:
     """The target, the draft, the acceptance rule and ``n`` seeded steps (a pure function of its inputs).
 
     ``curve`` is :func:`rate_curve` of the same p, draft and cuts when already made (it does not
     depend on ``draft_t``, ``n`` or ``shown``); else it is made here.  ``p`` is
-    ``compute.filter_probs(vocab.logits, **knobs)`` when already made.
+    ``compute.filter_probs(vocab.logits, **knobs)`` and ``draft`` is
+    :func:`draft_logits` of the same noise and seed, when already made.
     """
     logits = vocab.logits
     cuts = {k: v for k, v in knobs.items() if k != "temperature"}
     if p is None:
         p = compute.filter_probs(logits, **knobs)
-    draft = draft_logits(logits, noise, seed)
+    if draft is None:
+        draft = draft_logits(logits, noise, seed)
     q = compute.filter_probs(draft, temperature=draft_t, **cuts)
     rule = compute.speculative_accept(p, q)
     out = compute.speculative_sample(p, q, n, seed)
     keep = p > 0
     chi2, dof, p_value = compute.chi_square_test(out.counts[keep], n * p[keep], min_expected=MIN_EXPECTED)
-    k = min(shown, logits.size)
-    both = np.maximum(p, q)
-    top = np.argpartition(-both, k - 1)[:k] if k < logits.size else np.arange(logits.size)
-    top = top[np.lexsort((top, -both[top]))]
+    top = shown_ids(p, q, shown)
     return SpeculativeResult(
         p=p, q=q, accept=rule.accept, residual=rule.residual, rate=float(rule.rate), shown=top,
         labels=tuple(vocab.label(i) for i in top), n=int(n), counts=out.counts, accepted=out.accepted,

@@ -23,6 +23,12 @@ def stage_text(code: int) -> str:
     return tr(f"sampling.stage.{Stage(int(code)).name.lower()}")
 
 
+def _top(h: np.ndarray) -> float:
+    """``float(np.nan_to_num(h).max())`` (NaN as 0, ±inf as the largest finite floats), the finite case quicker."""
+    h = np.asarray(h)
+    return float(h.max()) if np.isfinite(h).all() else float(np.nan_to_num(h).max())
+
+
 class FitBars(BarChart):
     """Grouped bars (without value labels unless asked for); the y range fits the tallest bar."""
 
@@ -31,8 +37,7 @@ class FitBars(BarChart):
         super().__init__(title, series, **kwargs)
 
     def show_bars(self, labels: Sequence[str], heights: Sequence[np.ndarray]) -> None:
-        finite = [np.nan_to_num(h) for h in heights]
-        top = max((float(h.max()) for h in finite if h.size), default=1.0)
+        top = max((_top(h) for h in heights if np.size(h)), default=1.0)
         with self.batched():  # one label layout and one range move for both
             self.set_data(labels, heights)
             self.set_y_range(0.0, top * 1.15 if top > 0 else 1.0)
