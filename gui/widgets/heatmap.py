@@ -55,6 +55,7 @@ class Heatmap(Plot):
         self._rows: tuple[str, ...] = ()
         self._cols: tuple[str, ...] = ()
         self._texts: list[pg.TextItem] = []
+        self._text_colours: list[str | None] = []
         self._cell_values = np.zeros((0, 0))
         self._cell_formats: tuple = (fmt,)
         #: Whether the cells' numbers are drawn now (they fit their cells); else the colour bar gives the reading.
@@ -180,17 +181,19 @@ class Heatmap(Plot):
                 if max(metrics.horizontalAdvance(t) for t in strings) + CELL_PAD[0] <= cell_w:
                     chosen = strings
                     break
-        self.cell_numbers_shown = chosen is not None
+        self.cell_numbers_shown = shown = chosen is not None
         for k, text in enumerate(texts):
-            if chosen is not None and text.toPlainText() != chosen[k]:
+            if shown and text.toPlainText() != chosen[k]:
                 text.setText(chosen[k])
-            text.setVisible(chosen is not None)
+            if text.isVisible() != shown:
+                text.setVisible(shown)
 
     def _make_texts(self, count: int) -> None:
         item = self.getPlotItem()
         for t in self._texts:
             item.removeItem(t)
         self._texts = [pg.TextItem(anchor=(0.5, 0.5)) for _ in range(count)]
+        self._text_colours: list[str | None] = [None] * count  # what each text was last coloured
         for t in self._texts:
             t.setZValue(5)
             item.addItem(t)
@@ -199,14 +202,17 @@ class Heatmap(Plot):
         """Dark text on light cells, light text on dark ones."""
         if not self._texts:
             return
-        m = self._matrix.shape[1]
         lut = self.colorbar.colorMap()
         lo, hi = self.colorbar.levels()
         span = (hi - lo) or 1.0
-        for k, text in enumerate(self._texts):
-            v = self._matrix[divmod(k, m)]
-            c = lut.map((np.nan_to_num(v) - lo) / span, mode="qcolor")
-            text.setColor(themes.text_on(c))  # black or white, whichever reads better (>= 4.58:1)
+        # one map call for every cell (np.interp entry by entry: the colours one call per cell gives)
+        values = np.asarray(self._matrix, dtype=float).ravel()[: len(self._texts)]
+        colours = lut.map((np.nan_to_num(values) - lo) / span, mode="qcolor")
+        for k, (text, c) in enumerate(zip(self._texts, colours)):
+            colour = themes.text_on(c)  # black or white, whichever reads better (>= 4.58:1)
+            if self._text_colours[k] != colour:  # a text set its colour again repaints
+                self._text_colours[k] = colour
+                text.setColor(colour)
 
     def cell_at(self, scene_pos: QPointF) -> tuple[int, int] | None:
         vb = self.getPlotItem().getViewBox()
@@ -275,7 +281,8 @@ class PooledHeatmap(Heatmap):
         n, m = full.shape
         shown, (fr, fc) = compute.max_pool2d(full, self.display_max, self.display_max)
         shown = np.asarray(shown, dtype=float)
-        finite = shown[np.isfinite(shown)]
+        # the finite entries set the levels only when they follow the data (a copy of the matrix)
+        finite = shown[np.isfinite(shown)] if self._diverging or auto_levels else None
         if self._diverging:
             top = float(np.abs(finite).max()) if finite.size else 0.0
             levels = (-top, top) if top > 0 else (-1.0, 1.0)
