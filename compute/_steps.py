@@ -128,8 +128,9 @@ def softmax_over_temperatures(x: ArrayLike, temperatures: ArrayLike) -> FloatArr
     ts = np.asarray(temperatures, dtype=np.float64)
     if a.ndim != 1:
         raise ValueError(f"softmax_over_temperatures takes one 1-D row, got shape {a.shape}")
-    for t in ts:
-        check_temperature(float(t))
+    if ts.ndim != 1 or not (np.isfinite(ts).all() and (ts > 0).all()):  # else each passes the check below
+        for t in ts:
+            check_temperature(float(t))  # the first bad one raises, naming it
     if a.size and a.dtype != np.float16 and np.all(np.isfinite(a)):  # float16 works in float32
         with np.errstate(all="ignore"):
             rows = _shifted_curve(a, ts)  # each row what softmax(x, temperature=t) exponentiates
