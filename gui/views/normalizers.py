@@ -216,13 +216,14 @@ class NormalizersView(BaseView):
     def redraw(self) -> None:
         r = self.model.result(self.scores)
         alpha = self.model.alpha
-        self.bars.set_series_name(METHODS.index("entmax"), method_name("entmax", alpha))
-        self.bars.set_shown([m in self.model.shown for m in METHODS])
-        self.bars.set_data(r.labels, list(r.weights),
-                           nan_tags={METHODS.index("linear"): "div0"} if r.zero_sum else None)
-        shown = r.weights[[METHODS.index(m) for m in self.model.shown]]
-        finite = shown[np.isfinite(shown)]
-        lo = min(0.0, float(finite.min()) if finite.size else 0.0)
-        self.bars.set_y_range(lo - 0.05 if lo < 0 else -0.01, 1.05)  # the labels above 1 get room of their own
+        with self.bars.batched():  # the labels are laid out once, after every change
+            self.bars.set_series_name(METHODS.index("entmax"), method_name("entmax", alpha))
+            self.bars.set_shown([m in self.model.shown for m in METHODS])
+            self.bars.set_data(r.labels, list(r.weights),
+                               nan_tags={METHODS.index("linear"): "div0"} if r.zero_sum else None)
+            shown = r.weights[[METHODS.index(m) for m in self.model.shown]]
+            finite = shown[np.isfinite(shown)]
+            lo = min(0.0, float(finite.min()) if finite.size else 0.0)
+            self.bars.set_y_range(lo - 0.05 if lo < 0 else -0.01, 1.05)  # the labels above 1 get room of their own
         self.table.show_properties(r.properties, alpha)
         self.notes.setText("\n".join(self.notes_for(r)))

@@ -236,3 +236,21 @@ def test_moves_on_the_length_tab_show_on_the_row_tab(qtbot, make_view, lab):
     _redrawn(qtbot, view)
     np.testing.assert_array_equal(view.softcap_bars.heights[1], compute.softmax(compute.softcap(x, 3.0)))
     np.testing.assert_array_equal(view.softcap_bars.heights[0], compute.softmax(x))
+
+
+@pytest.mark.parametrize("tab, name, value", [("row", "scale", 2.0), ("sigmoid", "sigmoid_n", 40),
+                                              ("qk_norm", "qk_gain", 2.0)])
+def test_a_change_paints_each_plot_it_touches_once(qtbot, make_view, lab, tab, name, value):
+    """The ranges are mapped in the redraw, so a plot whose range moved paints once, not twice."""
+    from tests.gui.test_paint_only_changes import Paints
+
+    view = make_view("variants")
+    view.select_tab(tab)
+    _redrawn(qtbot, view)
+    paints = Paints(view.plots())
+    paints.settle(qtbot)
+    before = dict(paints.counts)
+    view.model.set_param(name, value)
+    _redrawn(qtbot, view)
+    paints.settle(qtbot)
+    assert {key: paints.counts[key] - before[key] for key in before} == dict.fromkeys(view.plots(), 1)

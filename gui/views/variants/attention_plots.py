@@ -42,8 +42,9 @@ class SlopeBars(BarChart):
                          y_label=tr("variants.alibi.slope"), percent=False, value_name="m")
 
     def show_result(self, r: AlibiResult) -> None:
-        self.set_y_range(0.0, float(r.slopes.max()) * 1.15)
-        self.set_data([str(h + 1) for h in range(r.heads)], [r.slopes])
+        with self.batched():  # one label layout for the range and the bars
+            self.set_y_range(0.0, float(r.slopes.max()) * 1.15)
+            self.set_data([str(h + 1) for h in range(r.heads)], [r.slopes])
 
 
 class AlibiPanels:

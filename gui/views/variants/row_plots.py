@@ -37,15 +37,19 @@ class RowBars(BarChart):
                          y_label=tr("plot.probs.y"), legend_columns=4, clickable_legend=True)
 
     def show_result(self, r: RowResult, knobs: dict[str, str]) -> None:
-        """``knobs``: the value of a knob set on another tab, by method (shown in its legend entry)."""
-        for i, m in enumerate(METHODS):
-            name = method_name(m) if m not in knobs else tr("variants.row.knob", name=method_name(m), knob=knobs[m])
-            self.set_series_name(i, tr("variants.row.series", name=name, sum=fmt(r.total(m), 3)))
-        self.set_shown([m in r.selected for m in METHODS])
-        idx = r.shown
-        heights = [r.weights[m][idx] for m in METHODS]
-        self.set_y_range(*bar_range([h for h, m in zip(heights, METHODS) if m in r.selected]))
-        self.set_data([r.labels[i] for i in idx], heights)
+        """``knobs``: the value of a knob set on another tab, by method (shown in its legend entry).
+
+        The labels are laid out once, after every change (not after each of them)."""
+        with self.batched():
+            for i, m in enumerate(METHODS):
+                name = (method_name(m) if m not in knobs
+                        else tr("variants.row.knob", name=method_name(m), knob=knobs[m]))
+                self.set_series_name(i, tr("variants.row.series", name=name, sum=fmt(r.total(m), 3)))
+            self.set_shown([m in r.selected for m in METHODS])
+            idx = r.shown
+            heights = [r.weights[m][idx] for m in METHODS]
+            self.set_y_range(*bar_range([h for h, m in zip(heights, METHODS) if m in r.selected]))
+            self.set_data([r.labels[i] for i in idx], heights)
         title = "variants.row.title" if idx.size == r.n else "variants.row.title_top"
         self.set_title(tr(title, shown=idx.size, n=f"{r.n:,}"))
 
@@ -123,6 +127,7 @@ class SoftcapBars(BarChart):
     def show_result(self, r: SoftcapResult, labels: tuple[str, ...]) -> None:
         idx = r.shown
         heights = [r.before[idx], r.after[idx]]
-        self.set_y_range(*bar_range(heights))
-        self.set_data([labels[i] for i in idx], heights)
+        with self.batched():  # one label layout for the range and the bars
+            self.set_y_range(*bar_range(heights))
+            self.set_data([labels[i] for i in idx], heights)
         self.set_title(tr("variants.softcap_bars.title_top", cap=f"{r.cap:g}"))
