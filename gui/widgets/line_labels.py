@@ -33,6 +33,8 @@ LEVELS = 2
 NEAR = 4
 #: The labels' font size relative to the plot's.
 FONT_SCALE = 0.9
+#: CurveHits remembers at most this many boxes.
+MEMO_MAX = 4096
 
 Box = tuple[float, float, float, float]  # left, right, bottom, top in view units
 
@@ -76,14 +78,16 @@ def hits_curve(box: Box, x: np.ndarray, y: np.ndarray) -> bool:
     return bool(np.any((ys >= bottom) & (ys <= top)))
 
 
-def faults(box: Box, view_range, curves, others: Sequence[float], placed: Sequence[Box], pixel) -> int:
+def faults(box: Box, view_range, curves, others: Sequence[float], placed: Sequence[Box], pixel,
+           curve_hits: Callable[[Box], int] | None = None) -> int:
     """What ``box`` runs into, weighted: the view's edge (4), each curve, other line and label placed
-    before (2 each; boxes that share an edge, within a pixel, do not overlap)."""
+    before (2 each; boxes that share an edge, within a pixel, do not overlap).  ``curve_hits(box)``,
+    if given, counts the curves through ``box`` in place of ``curves`` (a memo of them)."""
     left, right, bottom, top = box
     (x0, x1), (y0, y1) = view_range
     ex, ey = pixel
     count = 4 * (left < x0 - ex or right > x1 + ex or bottom < y0 - ey or top > y1 + ey)
-    count += 2 * sum(hits_curve(box, x, y) for x, y in curves)
+    count += 2 * (curve_hits(box) if curve_hits is not None else sum(hits_curve(box, x, y) for x, y in curves))
     count += 2 * sum(bottom < v < top for v in others)
     count += 2 * sum(overlaps(box, b, pixel) for b in placed)
     return count
@@ -95,12 +99,39 @@ def overlaps(a: Box, b: Box, pixel) -> bool:
     return a[0] < b[1] - ex and b[0] < a[1] - ex and a[2] < b[3] - ey and b[2] < a[3] - ey
 
 
+class CurveHits:
+    """How many of some curves pass through a box, remembered per box while the curves stay the same
+    (a drag that moves only a marker tries the same boxes against the same curve again and again)."""
+
+    def __init__(self):
+        self._data: list[tuple[np.ndarray, np.ndarray]] = []
+        self._hits: dict[Box, int] = {}
+
+    def counter(self, data: list[tuple[np.ndarray, np.ndarray]]) -> Callable[[Box], int]:
+        same = len(data) == len(self._data) and all(
+            np.array_equal(x, kx, equal_nan=True) and np.array_equal(y, ky, equal_nan=True)
+            for (x, y), (kx, ky) in zip(data, self._data))
+        if not same:
+            self._data = [(x.copy(), y.copy()) for x, y in data]
+            self._hits = {}
+
+        def count(box: Box) -> int:
+            hits = self._hits.get(box)
+            if hits is None:
+                if len(self._hits) >= MEMO_MAX:  # boxes of many ranges: start again
+                    self._hits.clear()
+                hits = self._hits[box] = sum(hits_curve(box, x, y) for x, y in self._data)
+            return hits
+        return count
+
+
 def place_labels(item: pg.PlotItem, lines: Sequence[pg.InfiniteLine], curves: Sequence,
-                 verticals: Sequence[pg.InfiniteLine] = ()) -> list[Box]:
+                 verticals: Sequence[pg.InfiniteLine] = (), memo: CurveHits | None = None) -> list[Box]:
     """Place each line's label (see the module docstring); the boxes they cover, in view units.
 
     ``verticals`` (a current-value marker) should not run through a label either; where no place
-    is free of everything, a marker through it is the fault chosen first.
+    is free of everything, a marker through it is the fault chosen first.  ``memo`` keeps which
+    boxes the curves cross between calls (the same places, for the same curves).
     """
     vb = item.getViewBox()
     view_range = vb.viewRange()
@@ -108,6 +139,7 @@ def place_labels(item: pg.PlotItem, lines: Sequence[pg.InfiniteLine], curves: Se
     pixel = vb.viewPixelSize()
     data = [c.getData() for c in curves]
     data = [(np.asarray(x, float), np.asarray(y, float)) for x, y in data if x is not None and len(x)]
+    curve_hits = memo.counter(data) if memo is not None else None
     placed: list[Box] = []
     for line in lines:
         if not line.isVisible():
@@ -121,7 +153,7 @@ def place_labels(item: pg.PlotItem, lines: Sequence[pg.InfiniteLine], curves: Se
             near = [v for v in others if abs(v - y) <= NEAR * pixel[1]]
             for left, above in places(view_range, size):
                 box = box_at(line, left, above, size, level)
-                count = faults(box, view_range, data, others, placed, pixel)
+                count = faults(box, view_range, data, others, placed, pixel, curve_hits)
                 gap = (y, box[2]) if above else (box[3], y)
                 count += 2 * sum(gap[0] < v < gap[1] for v in others if v not in near)
                 # a moving marker crossing a label is the smallest fault: it moves on
@@ -135,14 +167,19 @@ def place_labels(item: pg.PlotItem, lines: Sequence[pg.InfiniteLine], curves: Se
         _count, level, left, above, box = best
         # no label is drawn over another: where none is free of them (a plot too small), it is left out
         clash = any(overlaps(box, b, pixel) for b in placed)
-        line.label.setVisible(not clash)
+        label = line.label
+        if label.isVisible() == clash:  # (its line is shown) showing it again re-lays its text out
+            label.setVisible(not clash)
         if clash:
             continue
         # the text's anchor (a fraction of its own height) puts it ``level`` boxes off the line
-        shift = level * size[1] / max(line.label.boundingRect().height() * pixel[1], 1e-300)
+        shift = level * size[1] / max(label.boundingRect().height() * pixel[1], 1e-300)
         anchor = (0, 1 + shift) if above else (0, -shift)
-        line.label.anchors = [anchor, anchor]
-        line.label.setPosition((left + PAD * pixel[0] - x0) / (x1 - x0) if x1 > x0 else 0.0)
+        position = (left + PAD * pixel[0] - x0) / (x1 - x0) if x1 > x0 else 0.0
+        # where it already is, it stays (the label follows range changes of its own)
+        if label.anchors != [anchor, anchor] or label.orthoPos != position:
+            label.anchors = [anchor, anchor]
+            label.setPosition(position)
         placed.append(box)
     return placed
 
@@ -162,6 +199,7 @@ class LineLabels:
     def __init__(self, item: pg.PlotItem, lines: Sequence[pg.InfiniteLine], curves: Callable[[], Sequence],
                  verticals: Sequence[pg.InfiniteLine] = ()):
         self.item, self.lines, self.curves, self.verticals = item, list(lines), curves, list(verticals)
+        self._hits = CurveHits()
         for line in self.lines:
             compact(line)
         vb = item.getViewBox()
@@ -169,4 +207,4 @@ class LineLabels:
         vb.sigResized.connect(self.place)
 
     def place(self, *_args) -> list[Box]:
-        return place_labels(self.item, self.lines, self.curves(), self.verticals)
+        return place_labels(self.item, self.lines, self.curves(), self.verticals, self._hits)
