@@ -44,10 +44,15 @@ class EntropyPlot(TemperatureCurve):
 
     def set_limits(self, h_cold: float, h_hot: float, n: int) -> None:
         self.cold.setValue(0.0 if not np.isfinite(h_cold) else h_cold)
-        self.cold.label.setFormat(tr("plot.entropy.cold", h=fmt(h_cold)))
         self.hot.setValue(h_hot)
-        self.hot.label.setFormat(tr("plot.entropy.hot", n=n, h=fmt(h_hot)))
-        self.getPlotItem().setYRange(0, max(h_hot, 1e-3) * 1.12, padding=0)
+        for line, text in ((self.cold, tr("plot.entropy.cold", h=fmt(h_cold))),
+                           (self.hot, tr("plot.entropy.hot", n=n, h=fmt(h_hot)))):
+            if line.label.format != text:  # the same text: nothing to lay out again
+                line.label.setFormat(text)
+        y_range = (0, max(h_hot, 1e-3) * 1.12)
+        if y_range != getattr(self, "_y_range", None):
+            self._y_range = y_range
+            self.getPlotItem().setYRange(*y_range, padding=0)
         self.line_labels.place()
 
 
