@@ -9,8 +9,8 @@ from tests.conftest import ROOT
 
 MAX_LINES = 450
 PACKAGES = ("gui", "compute")
-THREAD_NAMES = {"QThread", "QRunnable", "Thread", "WorkerBase", "FunctionWorker", "GeneratorWorker",
-                "create_worker", "thread_worker"}
+THREAD_NAMES = {"QThread", "QRunnable", "QThreadPool", "Thread", "WorkerBase", "FunctionWorker",
+                "GeneratorWorker", "create_worker", "thread_worker", "ThreadPoolExecutor"}
 
 
 def modules(*packages: str) -> list[Path]:
@@ -51,19 +51,25 @@ def test_no_view_imports_another_view():
     assert offences == []
 
 
+def thread_names(tree: ast.AST) -> set[str]:
+    """The names of THREAD_NAMES that ``tree`` subclasses or calls."""
+    found = set()
+    for node in ast.walk(tree):
+        names = []
+        if isinstance(node, ast.ClassDef):
+            names = [b.id if isinstance(b, ast.Name) else getattr(b, "attr", "") for b in node.bases]
+        elif isinstance(node, ast.Call):
+            f = node.func
+            names = [f.id if isinstance(f, ast.Name) else getattr(f, "attr", "")]
+            if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name):
+                names.append(f.value.id)  # QThreadPool.globalInstance()
+        found |= THREAD_NAMES & set(names)
+    return found
+
+
 def test_only_the_job_helper_makes_threads_or_workers():
-    users = set()
-    for path in modules("gui"):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        for node in ast.walk(tree):
-            names = []
-            if isinstance(node, ast.ClassDef):
-                names = [b.id if isinstance(b, ast.Name) else getattr(b, "attr", "") for b in node.bases]
-            elif isinstance(node, ast.Call):
-                f = node.func
-                names = [f.id if isinstance(f, ast.Name) else getattr(f, "attr", "")]
-            if THREAD_NAMES & set(names):
-                users.add(str(path.relative_to(ROOT)))
+    users = {str(p.relative_to(ROOT)) for p in modules("gui")
+             if thread_names(ast.parse(p.read_text(encoding="utf-8")))}
     assert users == {"gui/widgets/jobs.py"}
 
 
@@ -74,3 +80,7 @@ def test_the_layout_rules_see_what_they_check(tmp_path):
     assert view_of(ROOT / "gui" / "views" / "attention" / "view.py") == "attention"
     assert view_of(ROOT / "gui" / "views" / "calculator.py") == "calculator"
     assert view_of(ROOT / "gui" / "views" / "base.py") is None
+    assert thread_names(ast.parse("QThreadPool.globalInstance().start(work)")) == {"QThreadPool"}
+    assert thread_names(ast.parse("class W(QRunnable): pass\nt = threading.Thread(target=f)")) == {
+        "QRunnable", "Thread"}
+    assert thread_names(ast.parse("x = pool.start(work)")) == set()
