@@ -254,3 +254,20 @@ def test_a_change_paints_each_plot_it_touches_once(qtbot, make_view, lab, tab, n
     _redrawn(qtbot, view)
     paints.settle(qtbot)
     assert {key: paints.counts[key] - before[key] for key in before} == dict.fromkeys(view.plots(), 1)
+
+
+@pytest.mark.parametrize("length", [8, 300, 65_536])
+def test_log_n_takes_softmax_s_entries_for_rows_within_the_training_length(length):
+    """Up to the training length log-n's factor is 1: its curve copies softmax's there, and the copy is
+    what compute.logn_softmax gives at every length (above it too)."""
+    m = VariantsModel(needle=4.0, seed=2, scale=1.5, logn_length=length)
+    got = m.length_result()
+    noise = np.random.default_rng(2).normal(size=rows.MAX_N - 1)
+    for i, n in enumerate(got.n):
+        x = 1.5 * np.concatenate([[4.0], noise[: int(n) - 1]])
+        w = compute.logn_softmax(x, length)
+        assert got.top["logn"][i] == w.max(), n
+        assert got.entropy["logn"][i] == compute.entropy(w), n
+    within = got.n <= length
+    np.testing.assert_array_equal(got.top["logn"][within], got.top["softmax"][within])
+    assert np.all(got.top["logn"][~within] > got.top["softmax"][~within])  # log-n sharpens the longer rows

@@ -207,8 +207,12 @@ class VariantsModel(ViewModel):
 
         def make() -> rows.LengthResult:
             xs = self._cached("length_rows", base, lambda: rows.length_rows(*base))
-            curves = {m: self._cached(f"length.{m}", base + knob, lambda m=m: rows.length_curve(m, xs, s, length))
-                      for m, knob in (("softmax", ()), ("ssmax", (s,)), ("logn", (length,)))}
+            soft = self._cached("length.softmax", base, lambda: rows.length_curve("softmax", xs, s, length))
+            curves = {"softmax": soft,
+                      "ssmax": self._cached("length.ssmax", base + (s,),
+                                            lambda: rows.length_curve("ssmax", xs, s, length)),
+                      "logn": self._cached("length.logn", base + (length,),
+                                           lambda: rows.length_curve("logn", xs, s, length, soft))}
             return rows.LengthResult(rows.LENGTHS, {m: c[0] for m, c in curves.items()},
                                      {m: c[1] for m, c in curves.items()}, self.needle, self.scale)
 

@@ -154,15 +154,21 @@ def length_rows(needle: float, seed: int, scale: float) -> tuple[np.ndarray, ...
     return tuple(scale * synthetic_row(int(n), needle, seed) for n in LENGTHS)
 
 
-def length_curve(method: str, xs: tuple[np.ndarray, ...], s: float, train_length: int
-                 ) -> tuple[np.ndarray, np.ndarray]:
+def length_curve(method: str, xs: tuple[np.ndarray, ...], s: float, train_length: int,
+                 softmax_curve: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """One method's largest weight and entropy over the rows ``xs`` (of :func:`length_rows`).
 
     softmax reads neither knob, SSMax only ``s``, log-n only ``train_length``:
-    the model keeps each curve until its own inputs change.
+    the model keeps each curve until its own inputs change.  A row no
+    longer than the training length is plain softmax under log-n (its
+    factor is exactly 1, and ``1.0 * x`` is ``x``), so with ``softmax_curve``
+    (softmax's curve over the same rows) log-n copies those entries.
     """
     top, ent = np.empty(len(xs)), np.empty(len(xs))
     for i, x in enumerate(xs):
+        if method == "logn" and softmax_curve is not None and x.size <= train_length:
+            top[i], ent[i] = softmax_curve[0][i], softmax_curve[1][i]
+            continue
         if method == "softmax":
             w = compute.softmax(x)
         elif method == "ssmax":
