@@ -6,6 +6,7 @@ import io
 
 import numpy as np
 from PySide6.QtCore import Qt
+from PySide6.QtGui import Qt as QtText
 from PySide6.QtGui import QTextDocument
 
 from gui.export import csv_text
@@ -18,7 +19,7 @@ BIG = "9" * 1_000 + "x" * 3_000_000  # a multi-megabyte cell that is not a numbe
 
 def shown(text: str) -> str:
     """What Qt shows for a tooltip/label text in auto format: rich text is rendered, so tags vanish."""
-    if Qt.mightBeRichText(text):
+    if QtText.mightBeRichText(text):  # QtGui's Qt namespace (qtpy used to copy it into QtCore's)
         doc = QTextDocument()
         doc.setHtml(text)
         return doc.toPlainText()
