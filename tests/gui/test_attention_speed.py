@@ -4,6 +4,7 @@
   in ``redraw_count`` (what tests and bench/gui_latency.py wait for); the one drawing the landed core does.
 * The views run their plots' deferred auto-ranges in the redraw, so a changed plot paints once.
 * The precision tables set a changed tooltip without telling the view (no repaint), and it is current.
+* Random Q, K, V are sliced from one kept stream of normals: the draws a fresh generator gives.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import threading
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
@@ -149,3 +152,47 @@ def test_precision_tooltips_change_without_a_repaint_and_stay_current(qtbot, mak
             expected = fresh.masking.table.item(r, c).toolTip()
             assert table.model().index(r, c).data(Qt.ItemDataRole.ToolTipRole) == expected
             assert new[r][c] == expected
+
+
+# -- random Q, K, V from one kept stream of normals ------------------------------------------------
+def fresh_qkv(n, d_k, heads, seed):
+    rng = np.random.default_rng(seed)
+    return tuple(rng.standard_normal((heads, n, d_k)) for _ in range(3))
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 40), st.integers(1, 70), st.integers(1, 4), st.integers(0, 3)),
+                min_size=1, max_size=6))
+def test_random_qkv_are_a_fresh_generators_draws_whatever_came_before(calls):
+    for n, d_k, heads, seed in calls:
+        got = sources.random_qkv(n, d_k, heads, seed)
+        for a, b in zip(got, fresh_qkv(n, d_k, heads, seed)):
+            np.testing.assert_array_equal(a, b)
+            assert a.shape == (heads, n, d_k) and a.flags.c_contiguous
+
+
+def test_random_qkv_arrays_are_the_callers_own_and_big_ones_bypass_the_stream(monkeypatch):
+    q, k, _v = sources.random_qkv(8, 4, 2, 7)
+    q[:] = 0.0  # a caller writing into its arrays changes no later call's
+    np.testing.assert_array_equal(sources.random_qkv(8, 4, 2, 7)[0], fresh_qkv(8, 4, 2, 7)[0])
+    assert not np.shares_memory(q, k)
+    monkeypatch.setattr(sources, "STREAM_MAX", 10)
+    for a, b in zip(sources.random_qkv(8, 4, 2, 7), fresh_qkv(8, 4, 2, 7)):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_random_qkv_from_two_threads_at_once():
+    out: dict = {}
+
+    def draw(key, n, d_k, seed):
+        out[key] = [sources.random_qkv(n, d_k, 2, seed) for _ in range(20)]
+
+    threads = [threading.Thread(target=draw, args=(i, 10 + i, 5 + 3 * i, i % 2)) for i in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for i in range(3):
+        for got in out[i]:
+            for a, b in zip(got, fresh_qkv(10 + i, 5 + 3 * i, 2, i % 2)):
+                np.testing.assert_array_equal(a, b)

@@ -16,6 +16,7 @@ tokens, d and d_v from 1 to MAX_D, and a quarter of the machine's memory.
 from __future__ import annotations
 
 import os
+import threading
 import zlib
 from dataclasses import dataclass
 
@@ -223,9 +224,46 @@ def sentence_qkv(tokens: list[str], d_k: int, heads: int, seed: int):
     return tuple(emb @ w[i] for i in range(3))
 
 
+#: random_qkv keeps up to this many normals of its last seed's generator (32 MiB), so that a new n,
+#: d_k or head count slices them instead of drawing them again (a d_k drag draws 3 x heads x n x d_k).
+STREAM_MAX = 1 << 22
+
+
+class _Stream:
+    """The first normals of ``np.random.default_rng(seed)``, grown as needed (the view's thread and its
+    worker both draw: one at a time).  NumPy's Generator draws standard normals one after another
+    without carrying anything between calls, so the first k of one long draw are the k a fresh
+    generator's calls of any sizes give in turn (tests/gui/test_attention_speed.py)."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._seed: int | None = None
+        self._rng: np.random.Generator | None = None
+        self._values = np.zeros(0)
+
+    def first(self, seed: int, count: int) -> np.ndarray:
+        """A copy of the first ``count`` normals of seed ``seed``'s generator."""
+        if count > STREAM_MAX:
+            return np.random.default_rng(seed).standard_normal(count)
+        with self._lock:
+            if seed != self._seed or self._rng is None:
+                self._seed, self._rng, self._values = seed, np.random.default_rng(seed), np.zeros(0)
+            have = self._values.size
+            if have < count:  # grow by at least half again: a drag upwards does not copy at every step
+                want = min(max(count, have + have // 2), STREAM_MAX)
+                self._values = np.concatenate([self._values, self._rng.standard_normal(want - have)])
+            return self._values[:count].copy()
+
+
+_STREAM = _Stream()
+
+
 def random_qkv(n: int, d_k: int, heads: int, seed: int):
-    rng = np.random.default_rng(seed)
-    return tuple(rng.standard_normal((heads, n, d_k)) for _ in range(3))
+    """Q, K, V (heads, n, d_k): what three ``standard_normal((heads, n, d_k))`` draws of
+    ``np.random.default_rng(seed)`` give, in that order."""
+    size = heads * n * d_k
+    values = _STREAM.first(seed, 3 * size)
+    return tuple(values[i * size:(i + 1) * size].reshape(heads, n, d_k) for i in range(3))
 
 
 def distinct_labels(tokens: list[str]) -> tuple[str, ...]:
