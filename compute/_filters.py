@@ -220,16 +220,21 @@ def _filter_rows(
         stage[masked] = STAGE_MASKED
 
     def cut(mask: BoolArray, code: int) -> None:
+        # ``mask`` lies within ``kept``, whose stage is 0: ``stage[mask] = code`` and
+        # ``kept[mask] = False`` as two whole-array passes (boolean indexing is ~30x slower)
         nonlocal all_kept
         if mask.any():
-            stage[mask] = code
-            kept[mask] = False
+            np.bitwise_or(stage, mask.view(np.int8) * np.int8(code), out=stage)
+            np.logical_and(kept, ~mask, out=kept)
             all_kept = False
+
+    scratch: list[NDArray[np.float64]] = []  # a renormalised row no longer needed: the next one reuses it
 
     def renormalised() -> NDArray[np.float64]:
         if all_kept:
             return probs
-        p = np.where(kept, probs, 0.0)
+        # np.where(kept, probs, 0.0): probs are finite (in [0, 1]), so x * 1 == x and x * 0 == 0
+        p = np.multiply(probs, kept, out=scratch.pop()) if scratch else probs * kept
         p /= p.sum(axis=-1, keepdims=True)
         return p
 
@@ -255,10 +260,14 @@ def _filter_rows(
                         row = row[kept[r]]
                     thresholds[r, 0] = _top_p_cut(row, top_p)
             cut(kept & (p1 < thresholds), STAGE_TOP_P)
+            if p1 is not probs:
+                scratch.append(p1)  # not used below
 
         if min_p is not None and min_p > 0.0:
             p2 = renormalised()
             cut(kept & (p2 < min_p * p2.max(axis=-1, keepdims=True)), STAGE_MIN_P)
+            if p2 is not probs:
+                scratch.append(p2)
 
         filtered = renormalised()
         if filtered is probs:

@@ -244,7 +244,7 @@ class SamplingModel(ModelSourcePart, ViewModel):
         v = logits.size
         top = top_ids(probs, self.shown)
         # the distribution top-p sees: after the temperature and top-k
-        before_p = np.where(stage == Stage.TOP_K, 0.0, probs)
+        before_p = probs * (stage != Stage.TOP_K)  # np.where(stage == TOP_K, 0.0, probs): probs are finite, >= 0
         total = before_p.sum()
         ranks = _log_ranks(v)
         # top-p keeps what is kept in the end and what only min-p (applied after it) cut
