@@ -102,10 +102,11 @@ class GradientsView(BaseView):
             self.heatmap.set_matrix(r.jacobian, r.labels, r.labels)
             self.heatmap.set_highlight(r.column)
         self.column_bars.set_title(tr("gradients.column.title", label=r.labels[r.column]))
-        self.column_bars.set_data(r.labels, [r.column_values])
         finite = np.abs(r.column_values[np.isfinite(r.column_values)])
         top = float(finite.max()) if finite.size and finite.max() > 0 else 0.25
-        self.column_bars.set_y_range(-1.15 * top, 1.15 * top)
+        with self.column_bars.batched():  # one label layout and one range move for both
+            self.column_bars.set_data(r.labels, [r.column_values])
+            self.column_bars.set_y_range(-1.15 * top, 1.15 * top)
         self.ce_bars.set_data(r.labels, [r.probs, r.smoothed, r.grad])
         self.saturation.set_curve(CURVE_T, r.curve_max, self.model.temperature, r.max_entry)
         self.readouts["readout.loss"].setText(f"{fmt(r.loss, 4)} nats")

@@ -65,13 +65,14 @@ class RowPanel:
         c = r.core
         labels_k = c.k_labels
         self.bars.set_title(tr("attention.row.title", label=c.q_labels[r.query]))
-        self.bars.set_data(labels_k, [r.row])  # new labels: the chart puts its own ticks back
-        if len(labels_k) > WORDS_ACROSS and labels_k != self._ticks_for:
-            self.bars.getPlotItem().getAxis("bottom").setTicks(
-                [label_ticks(len(labels_k), labels_k, WORDS_ACROSS, offset=0.0)])
-        self._ticks_for = labels_k  # the same labels keep the same ticks: no new axis picture
         top = float(r.row.max()) if r.row.size else 1.0
-        self.bars.set_y_range(-0.01, 1.12 if top > 0.25 or not self.auto_levels else top * 1.15)
+        with self.bars.batched():  # one label layout and one range move for the bars and the range
+            self.bars.set_data(labels_k, [r.row])  # new labels: the chart puts its own ticks back
+            if len(labels_k) > WORDS_ACROSS and labels_k != self._ticks_for:
+                self.bars.getPlotItem().getAxis("bottom").setTicks(
+                    [label_ticks(len(labels_k), labels_k, WORDS_ACROSS, offset=0.0)])
+            self._ticks_for = labels_k  # the same labels keep the same ticks: no new axis picture
+            self.bars.set_y_range(-0.01, 1.12 if top > 0.25 or not self.auto_levels else top * 1.15)
         self.steps.show_table(labels_k, r.table())
 
 
