@@ -238,7 +238,7 @@ def measure_slider(view, vs: ValueSlider, steps: int, warmup: int, pace: bool) -
 def _nudged(words: str) -> str:
     """``words`` with its last digit changed (or a character added): a same-sized label that Qt must lay out again."""
     for i in range(len(words) - 1, -1, -1):
-        if words[i].isdigit():
+        if words[i] in "0123456789":
             return words[:i] + str((int(words[i]) + 1) % 10) + words[i + 1:]
     return words + " "
 
