@@ -57,6 +57,7 @@ if str(REPO_ROOT) not in sys.path:
 
 import argparse  # noqa: E402
 import json  # noqa: E402
+import math  # noqa: E402
 import platform  # noqa: E402
 import shutil  # noqa: E402
 import statistics  # noqa: E402
@@ -96,14 +97,21 @@ def settle(seconds: float = 0.0) -> None:
         time.sleep(0.0005)
 
 
-def positions(start: int, lo: int, hi: int, count: int) -> list[int]:
+def step_for(vs: ValueSlider) -> int:
+    """Slider positions per step: :data:`STEP`, or enough for one unit of a linear whole-number
+    slider (Heads 1..16 would otherwise change its value only every seventh step)."""
+    whole = vs.spin.decimals() == 0 and not vs.log and vs.maximum > vs.minimum
+    return max(STEP, math.ceil(vs.slider.maximum() / (vs.maximum - vs.minimum))) if whole else STEP
+
+
+def positions(start: int, lo: int, hi: int, count: int, step: int = STEP) -> list[int]:
     """``count`` slider positions bouncing between lo and hi, each != the last."""
     out, pos, direction = [], start, 1 if start < hi else -1
     for _ in range(count):
-        nxt = pos + direction * STEP
+        nxt = pos + direction * step
         if nxt > hi or nxt < lo:
             direction = -direction
-            nxt = pos + direction * STEP
+            nxt = pos + direction * step
         pos = min(max(nxt, lo), hi)
         out.append(pos)
     return out
@@ -177,7 +185,7 @@ def measure_slider(view, vs: ValueSlider, steps: int, warmup: int, pace: bool) -
     counter = PaintCounter(plots)
     painted_per_step: list[int] = []
     painted_plots: set[int] = set()
-    seq = positions(slider.value(), slider.minimum(), slider.maximum(), warmup + steps)
+    seq = positions(slider.value(), slider.minimum(), slider.maximum(), warmup + steps, step_for(vs))
     samples: list[float] = []
     to_redraw: list[float] = []  # the part up to the finished redraw(), before painting
     held = timeouts = 0
