@@ -18,7 +18,6 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
-from superqt.utils import signals_blocked
 
 from gui import theme as themes
 from gui.binding import connect_while_alive
@@ -27,6 +26,7 @@ from gui.model.normalizers import METHODS, PROBE_LIMIT, PROPERTIES, NormalizersM
 from gui.model.texts import tr
 from gui.views.base import BaseView
 from gui.widgets.plot import BarChart
+from gui.widgets.signals import signals_blocked
 from gui.widgets.sliders import ParamSlider
 from gui.widgets.table_fit import titles_min_width
 

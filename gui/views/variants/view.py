@@ -10,7 +10,6 @@ tab shown and every tab's arrays.
 from __future__ import annotations
 
 from PySide6.QtWidgets import QCheckBox, QGridLayout, QGroupBox, QTabWidget, QVBoxLayout, QWidget
-from superqt.utils import signals_blocked
 
 from gui.binding import connect_while_alive
 from gui.format import fmt
@@ -29,6 +28,7 @@ from gui.views.base import BaseView
 from gui.views.variants.attention_plots import AlibiPanels, QkPanels, SigmoidPanels
 from gui.views.variants.row_plots import LengthPlot, RowBars, SoftcapBars, SoftcapCurve, SoftcapGrad
 from gui.widgets.plot import Plot
+from gui.widgets.signals import signals_blocked
 from gui.widgets.sliders import param_control, param_form
 
 #: The readouts each tab shows.
