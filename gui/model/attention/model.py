@@ -48,6 +48,7 @@ from gui.model.attention.core import (
     sweep_steps,
     sweep_table,
 )
+from gui.model.attention.real import ModelSourceState, scaling_name
 from gui.model.attention.sources import (
     DEFAULT_SENTENCE,
     MAX_HEADS,
@@ -60,7 +61,6 @@ from gui.model.attention.sources import (
     gib_text,
     load_arrays,
 )
-from gui.model.attention.real import ModelSourceState, scaling_name
 from gui.model.base import ExportArray, ViewModel, choice, drain, param, path_param, text_param
 from gui.model.calculator import STEP_COLUMNS
 from gui.model.llm_source import MAX_MODEL_TEXT, MAX_PROMPT_TEXT, ModelSource
