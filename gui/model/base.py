@@ -257,5 +257,17 @@ class ViewModel:
         for name, spec in self.params().items():
             setattr(self, name, spec.default)
 
+    def _cached(self, name: str, key: tuple, make) -> Any:
+        """``make()``, kept under ``name`` while ``key`` (the inputs it depends on) stays the same.
+
+        One entry per name in ``self._cache`` (a dict the model makes in ``__post_init__``).
+        """
+        hit = self._cache.get(name)
+        if hit is not None and hit[0] == key:
+            return hit[1]
+        value = make()
+        self._cache[name] = (key, value)
+        return value
+
     def arrays(self, scores: ScoreRow) -> dict[str, ExportArray]:
         raise NotImplementedError

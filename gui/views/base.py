@@ -5,6 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QFormLayout,
+    QGridLayout,
     QGroupBox,
     QHBoxLayout,
     QLabel,
@@ -24,12 +25,24 @@ from gui.widgets.plot import Plot
 from gui.widgets.score_table import ScoreEditor
 from gui.widgets.scroll_column import ScrollColumn
 from gui.widgets.signals import Throttled
+from gui.widgets.sliders import param_form
 
 REDRAW_MS = 16  # about 60 Hz
 #: The first split between a view's plots and its explanation (a ratio: the splitter scales it).
 SPLIT = (1000, 300)
 #: Readouts whose value is the app's own rich-text formula (e<sup>Δ/T</sup>) and never holds a label.
 RICH_READOUTS = frozenset({"readout.ratio"})
+
+
+def grid_page(*rows: tuple[QWidget, ...]) -> QWidget:
+    """A tab's page: the widgets of each row side by side (a row of one widget spans both columns)."""
+    page = QWidget()
+    lay = QGridLayout(page)
+    lay.setContentsMargins(0, 0, 0, 0)
+    for r, widgets in enumerate(rows):
+        for c, w in enumerate(widgets):
+            lay.addWidget(w, r, c, 1, 2 if len(widgets) == 1 else 1)
+    return page
 
 
 class BaseView(QWidget):
@@ -119,6 +132,15 @@ class BaseView(QWidget):
                 w.setToolTip(tr(f"{key}.tooltip"))
             form.addRow(caption, value)
             self.readouts[key] = value
+
+    def param_group(self, title: str, names: tuple[str, ...]) -> QGroupBox:
+        """A titled box of the controls of ``names``; they land in ``self.controls`` (a parameter on several
+        tabs gets a control on each, and ``self.controls`` keeps the last)."""
+        box = QGroupBox(title)
+        lay = QVBoxLayout(box)
+        lay.setContentsMargins(6, 4, 6, 4)
+        lay.addWidget(param_form(self.model, names, message=self.status, controls=self.controls))
+        return box
 
     def arrange(self, controls: list[QWidget], plots: QWidget, *, min_width: int = 300) -> None:
         """Controls in a column on the left (the first one stretches), plots on the right.

@@ -186,13 +186,6 @@ class LearningModel(ViewModel):
     def trained(self) -> bool:
         return self.train_key() in self._runs
 
-    def _cached(self, name: str, key: tuple, make) -> Any:
-        hit = self._cache.get(name)
-        if hit is not None and hit[0] == key:
-            return hit[1]
-        value = make()
-        self._cache[name] = (key, value)
-        return value
 
     def _run_key(self, run: TrainRun) -> tuple:
         return (self.train_key(), run.epochs_done, min(self.epoch, run.epochs_done))

@@ -154,13 +154,6 @@ class VariantsModel(ViewModel):
             return scores.values, scores.labels
         return rows.synthetic_row(self.row_n, self.needle, self.seed), tuple(str(i + 1) for i in range(self.row_n))
 
-    def _cached(self, name: str, key: tuple, make) -> Any:
-        hit = self._cache.get(name)
-        if hit is not None and hit[0] == key:
-            return hit[1]
-        value = make()
-        self._cache[name] = (key, value)
-        return value
 
     # -- the tabs' results ---------------------------------------------------------------------
     def _row_key(self, scores: ScoreRow) -> tuple:

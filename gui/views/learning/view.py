@@ -10,14 +10,14 @@ the model's weights at the epoch shown.  Only the tab on screen is drawn
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QGridLayout, QGroupBox, QProgressBar, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QProgressBar, QTabWidget, QVBoxLayout, QWidget
 
 from gui.format import fmt
 from gui.model.learning import TAB_PARAMS, LearningModel, worker
 from gui.model.learning.data import DataMissing
 from gui.model.learning.model import students_job, train_job
 from gui.model.texts import tr
-from gui.views.base import BaseView
+from gui.views.base import BaseView, grid_page
 from gui.views.learning.more_plots import ContrastPanels, DigitsPlot, DistilPanels
 from gui.views.learning.plots import CalibratePanels, TrainPanels
 from gui.widgets.plot import Plot
@@ -37,15 +37,6 @@ TAB_READOUTS = {
 READOUTS = tuple(dict.fromkeys(k for keys in TAB_READOUTS.values() for k in keys))
 
 
-def grid(*rows: tuple[QWidget, ...]) -> QWidget:
-    page = QWidget()
-    lay = QGridLayout(page)
-    lay.setContentsMargins(0, 0, 0, 0)
-    for r, widgets in enumerate(rows):
-        for c, w in enumerate(widgets):
-            lay.addWidget(w, r, c, 1, 2 if len(widgets) == 1 else 1)
-    return page
-
 
 class LearningView(BaseView):
     model: LearningModel
@@ -59,7 +50,7 @@ class LearningView(BaseView):
         self.progress.setRange(0, 1000)
         self.progress.setTextVisible(True)
         self.progress.setToolTip(tr("learning.progress.tooltip"))
-        self.groups = {tab: self._group(tr(f"learning.group.{tab}"), names)
+        self.groups = {tab: self.param_group(tr(f"learning.group.{tab}"), names)
                        for tab, names in TAB_PARAMS.items() if names}
         seed = param_form(m, ("seed",), message=self.status, controls=self.controls)
         self.readout_group = self.readout_box(READOUTS)
@@ -78,11 +69,11 @@ class LearningView(BaseView):
                 self.add_plot(key, plot)
         t, c, d, k = self.train, self.calibrate, self.distil, self.contrast
         pages = {
-            "train": grid((t.loss, t.accuracy), (t.norm, t.grad)),
-            "calibrate": grid((c.reliability, c.counts), (c.ece, c.nll)),
-            "distil": grid((d.soft, d.seed), (d.students,)),
-            "contrast": grid((k.matrix, k.loss), (k.positive,)),
-            "digits": grid((self.digits,)),
+            "train": grid_page((t.loss, t.accuracy), (t.norm, t.grad)),
+            "calibrate": grid_page((c.reliability, c.counts), (c.ece, c.nll)),
+            "distil": grid_page((d.soft, d.seed), (d.students,)),
+            "contrast": grid_page((k.matrix, k.loss), (k.positive,)),
+            "digits": grid_page((self.digits,)),
         }
         self.tabs = QTabWidget()
         self.tabs.setObjectName("learning.tabs")
@@ -110,12 +101,6 @@ class LearningView(BaseView):
         self.students_job.failed.connect(lambda _key, text: self.status.emit(text))
         self._arrange_tab()
 
-    def _group(self, title: str, names: tuple[str, ...]) -> QGroupBox:
-        box = QGroupBox(title)
-        lay = QVBoxLayout(box)
-        lay.setContentsMargins(6, 4, 6, 4)
-        lay.addWidget(param_form(self.model, names, message=self.status, controls=self.controls))
-        return box
 
     # -- tabs ---------------------------------------------------------------------------------------
     @property

@@ -24,7 +24,7 @@ from gui.model.variants import (
     VariantsModel,
 )
 from gui.model.variants.rows import logn_factor
-from gui.views.base import BaseView
+from gui.views.base import BaseView, grid_page
 from gui.views.variants.attention_plots import AlibiPanels, QkPanels, SigmoidPanels
 from gui.views.variants.row_plots import LengthPlot, RowBars, SoftcapBars, SoftcapCurve, SoftcapGrad
 from gui.widgets.plot import Plot
@@ -43,15 +43,6 @@ TAB_READOUTS = {
 READOUTS = tuple(dict.fromkeys(k for keys in TAB_READOUTS.values() for k in keys))
 
 
-def grid(*rows: tuple[QWidget, ...]) -> QWidget:
-    page = QWidget()
-    lay = QGridLayout(page)
-    lay.setContentsMargins(0, 0, 0, 0)
-    for r, widgets in enumerate(rows):
-        for c, w in enumerate(widgets):
-            lay.addWidget(w, r, c, 1, 2 if len(widgets) == 1 else 1)
-    return page
-
 
 class VariantsView(BaseView):
     model: VariantsModel
@@ -60,8 +51,8 @@ class VariantsView(BaseView):
         m = self.model
         self.controls: dict[str, QWidget] = {}
         self.editor = self.score_editor()
-        self.source = self._group(tr("variants.group.row"), SOURCE_PARAMS)
-        self.groups = {tab: self._group(tr(f"variants.group.{tab}"), self._column_params(tab))
+        self.source = self.param_group(tr("variants.group.row"), SOURCE_PARAMS)
+        self.groups = {tab: self.param_group(tr(f"variants.group.{tab}"), self._column_params(tab))
                        for tab in TAB_PARAMS if self._column_params(tab)}
         seed = param_form(m, ("seed",), message=self.status, controls=self.controls)
         readouts = self.readout_group = self.readout_box(READOUTS)
@@ -91,11 +82,11 @@ class VariantsView(BaseView):
                 self.add_plot(key, plot)
         pages = {
             "row": self._row_page(),
-            "length": grid((self.length_top,), (self.length_entropy,)),
-            "softcap": grid((self.softcap_curve, self.softcap_grad), (self.softcap_bars,)),
-            "alibi": grid((self.alibi.bias, self.alibi.slopes), (self.alibi.plain, self.alibi.biased)),
-            "sigmoid": grid((self.sigmoid.sigmoid, self.sigmoid.softmax), (self.sigmoid.sums, self.sigmoid.curve)),
-            "qk_norm": grid((self.qk.hist,), (self.qk.max, self.qk.entropy)),
+            "length": grid_page((self.length_top,), (self.length_entropy,)),
+            "softcap": grid_page((self.softcap_curve, self.softcap_grad), (self.softcap_bars,)),
+            "alibi": grid_page((self.alibi.bias, self.alibi.slopes), (self.alibi.plain, self.alibi.biased)),
+            "sigmoid": grid_page((self.sigmoid.sigmoid, self.sigmoid.softmax), (self.sigmoid.sums, self.sigmoid.curve)),
+            "qk_norm": grid_page((self.qk.hist,), (self.qk.max, self.qk.entropy)),
         }
         self.tabs = QTabWidget()
         self.tabs.setObjectName("variants.tabs")
@@ -153,14 +144,6 @@ class VariantsView(BaseView):
         column.addWidget(box)
         return page
 
-    def _group(self, title: str, names: tuple[str, ...]) -> QGroupBox:
-        """A titled box of the controls of ``names`` (a parameter on several tabs gets a control on
-        each; ``self.controls`` keeps the last)."""
-        box = QGroupBox(title)
-        lay = QVBoxLayout(box)
-        lay.setContentsMargins(6, 4, 6, 4)
-        lay.addWidget(param_form(self.model, names, message=self.status, controls=self.controls))
-        return box
 
     # -- wiring ----------------------------------------------------------------------------------
     @property
