@@ -219,14 +219,6 @@ class SamplingModel(ModelSourcePart, ViewModel):
         self._vocab = vocab
         return vocab
 
-    def _cached(self, name: str, key: tuple, make):
-        hit = self._cache.get(name)
-        if hit is not None and hit[0] == key:
-            return hit[1]
-        value = make()
-        self._cache[name] = (key, value)
-        return value
-
     # -- results -----------------------------------------------------------------------------
     def result(self, scores: ScoreRow | None = None) -> SamplingResult:
         vocab = self.vocabulary(scores)
