@@ -227,8 +227,20 @@ class BaseView(QWidget):
     def _redraw(self, *_args) -> None:
         self.stale = False
         self.redraw()
+        self._settle_ranges()
         self.redraw_count += 1
         self._end_hover()  # the readout described the old data
+
+    def _settle_ranges(self) -> None:
+        """Run the shown plots' deferred auto-ranges and view mappings now, at the end of the redraw.
+
+        pyqtgraph works out a changed auto-range, and maps a plot's items to a moved range, only when
+        the scene prepares to paint; that change then asks for a second paint of the same plot.  Done
+        here (what the paint would do first), a changed plot paints once, with the same picture; an
+        unchanged one has nothing pending and is left alone."""
+        for plot in self.plots().values():
+            if plot.isVisible():
+                plot.scene().prepareForPaint()
 
     @property
     def redraw_pending(self) -> bool:

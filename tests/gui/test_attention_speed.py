@@ -104,16 +104,15 @@ def test_a_paint_after_the_redraw_moves_no_range(qtbot, make_view, lab, name, ch
     assert ranges(view) == drawn
 
 
-def test_the_ranges_set_early_are_those_a_paint_sets(qtbot, make_view, lab):
+def test_the_ranges_set_early_are_those_a_paint_sets(qtbot, make_view, lab, monkeypatch):
     """The same ranges as leaving the auto-range to the paint (a view whose redraw is not settled)."""
-    from gui.views.online import view as online_view
+    from gui.views.base import BaseView
 
     views = []
     for settle_them in (True, False):
-        if not settle_them:
-            original = online_view._settle_ranges
-            online_view._settle_ranges = lambda plots: None
-        try:
+        with monkeypatch.context() as patch:
+            if not settle_them:
+                patch.setattr(BaseView, "_settle_ranges", lambda self: None)
             view = make_view("online")
             lab.models["online"].update_from_dict({"temperature": 0.7, "block_size": 3})
             view.flush()
@@ -121,9 +120,6 @@ def test_the_ranges_set_early_are_those_a_paint_sets(qtbot, make_view, lab):
             for plot in view.plots().values():
                 plot.viewport().repaint()
             views.append({k: p.getPlotItem().getViewBox().viewRange() for k, p in view.plots().items()})
-        finally:
-            if not settle_them:
-                online_view._settle_ranges = original
     assert views[0] == views[1]
 
 

@@ -316,7 +316,6 @@ class AttentionView(FileDrops, BaseView):
         be drawn, and times the job too."""
         count = self.redraw_count
         super()._redraw(*args)
-        _settle_ranges(self._plots.values())
         if self.computing:
             self.redraw_count = count
 
@@ -367,17 +366,6 @@ class AttentionView(FileDrops, BaseView):
         if r.all_heads and c.real is None:
             notes.append(tr("attention.grid.note", heads=min(c.heads, MAX_TILES)))
         return notes + self.real.notes(r)
-
-
-def _settle_ranges(plots) -> None:
-    """Run the shown plots' deferred auto-ranges now, in the redraw, rather than in their first paint.
-
-    pyqtgraph computes a changed auto-range when the scene prepares to paint; the range change then
-    asks for a second paint of the same plot.  Done here (what paintEvent would do first), each changed
-    plot paints once; an unchanged one has nothing pending and is left alone."""
-    for plot in plots:
-        if plot.isVisible():
-            plot.scene().prepareForPaint()
 
 
 def _row(*widgets: QWidget, stretch: bool = False) -> QWidget:

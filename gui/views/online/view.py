@@ -187,15 +187,4 @@ class OnlineView(BaseView):
         r = self.model.result(self.scores)
         for panel in self.panels[self.model.mode]:
             panel.show_result(r)
-        _settle_ranges(self.plots().values())
 
-
-def _settle_ranges(plots) -> None:
-    """Run the shown plots' deferred auto-ranges now, in the redraw, rather than in their first paint.
-
-    pyqtgraph computes a changed auto-range when the scene prepares to paint; the range change then
-    asks for a second paint of the same plot.  Done here (what paintEvent would do first), each changed
-    plot paints once; an unchanged one has nothing pending and is left alone."""
-    for plot in plots:
-        if plot.isVisible():
-            plot.scene().prepareForPaint()

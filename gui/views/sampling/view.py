@@ -187,9 +187,3 @@ class SamplingView(FileDrops, BaseView):
         if tab is self.spec_tab or self.synchronous:
             self.spec_tab.show_result(m.speculative_result(self.scores))
         self.note.setText("\n".join(notes))
-        # A plot whose range moved maps its items anew just before it paints (pyqtgraph's
-        # sigPrepareForPaint), which dirties it again: it would paint twice.  Mapping them now, once
-        # every range is set, leaves one paint of the same picture.
-        for plot in self.plots().values():
-            if plot.isVisible():
-                plot.getPlotItem().getViewBox().updateMatrix()

@@ -183,11 +183,6 @@ class VariantsView(BaseView):
     # -- drawing ---------------------------------------------------------------------------------
     def redraw(self) -> None:
         self._redraw_tabs()
-        # A plot whose range moved maps its items anew when it is next painted (pyqtgraph defers it to
-        # sigPrepareForPaint), which dirties the scene again and paints the plot a second time.  Mapping
-        # them here, once every range is set, makes that one paint draw the same picture.
-        for plot in self.tab_plots[self.current_tab].values():
-            plot.getPlotItem().getViewBox().updateMatrix()
 
     def _redraw_tabs(self) -> None:
         m, tab, every = self.model, self.current_tab, self.synchronous
