@@ -312,7 +312,10 @@ class ParamSpin(_Blankable, QSpinBox):
         self.valueChanged.connect(self.binding.write)
 
     def set_range(self, minimum: float, maximum: float) -> None:
-        self.setRange(int(minimum), int(maximum))
+        """The spin's range; the same range is not set again (QSpinBox would lay out and repaint)."""
+        lo, hi = int(minimum), int(maximum)
+        if (lo, hi) != (self.minimum(), self.maximum()):
+            self.setRange(lo, hi)
 
     def show_value(self, value: int | None) -> None:
         """Show ``value``, or nothing for None."""

@@ -127,3 +127,22 @@ def test_param_form_lays_out_and_routes_messages(qtbot, knobs):
     assert set(controls) == {"seed", "n", "causal"}
     controls["seed"].setValue(13)
     assert messages == ["13 is refused"]
+
+
+def test_a_spin_sets_its_range_only_when_the_model_moves_it(qtbot, knobs):
+    """A model change that leaves the bounds alone does not set the spin's range again (QSpinBox
+    would lay out and repaint the controls column on every slider step); a moved bound does."""
+    spin = ParamSpin(knobs, "n")
+    qtbot.addWidget(spin)
+    calls = []
+    real = spin.setRange
+    spin.setRange = lambda lo, hi: calls.append((lo, hi)) or real(lo, hi)
+    knobs.seed = 3
+    knobs.temperature = 2.0
+    assert calls == [] and (spin.minimum(), spin.maximum()) == (2, 64)
+    knobs.causal = "on"
+    assert calls == [(2, 10)] and spin.maximum() == 10
+    knobs.seed = 4
+    assert calls == [(2, 10)]
+    knobs.causal = "off"
+    assert calls[-1] == (2, 64) and spin.maximum() == 64
