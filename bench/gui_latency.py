@@ -212,7 +212,7 @@ def measure_slider(view, vs: ValueSlider, steps: int, warmup: int, pace: bool) -
         t1 = time.perf_counter()
         changed = {k for k, v in counter.counts.items() if v > counts_before[k]}
         painted_plots |= changed
-        if i >= warmup:
+        if i >= warmup and redrawn:  # a step that did not redraw (timed out) says nothing of the plots
             painted_per_step.append(len(changed))
         if i >= warmup:
             if not redrawn:
