@@ -6,7 +6,6 @@ import math
 
 import numpy as np
 from PySide6.QtWidgets import QComboBox, QGridLayout, QHBoxLayout, QLabel, QWidget
-from superqt.utils import signals_blocked
 
 from gui.binding import connect_while_alive
 from gui.format import fmt
@@ -16,6 +15,7 @@ from gui.model.texts import tr
 from gui.views.base import BaseView
 from gui.widgets.heatmap import Heatmap
 from gui.widgets.plot import BarChart
+from gui.widgets.signals import signals_blocked
 from gui.widgets.sliders import ParamChoice, ParamSlider
 from gui.widgets.temperature_curve import TemperatureCurve
 

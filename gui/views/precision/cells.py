@@ -17,9 +17,9 @@ from PySide6.QtWidgets import (
     QTableWidget,
     QTableWidgetItem,
 )
-from superqt.utils import signals_blocked
 
 from gui import theme as themes
+from gui.widgets.signals import signals_blocked
 
 #: A grid cell shows this many weights, the masking panel's detail line more; tooltips list them all.
 SHOWN_WEIGHTS = 4

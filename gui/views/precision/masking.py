@@ -14,7 +14,6 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
-from superqt.utils import signals_blocked
 
 from gui.binding import connect_while_alive
 from gui.model.precision import DTYPES, MASK_NAMES, PrecisionModel, PrecisionResult
@@ -22,6 +21,7 @@ from gui.model.scores import ScoreRow
 from gui.model.texts import tr
 from gui.views.precision.cells import DETAIL_WEIGHTS, CellTable, cell_colour, weights_line, weights_tooltip
 from gui.widgets.scroll_column import ScrollColumn
+from gui.widgets.signals import signals_blocked
 from gui.widgets.sliders import ParamChoice
 
 #: Token check boxes per row in the masking panel, and the rows shown before they scroll
