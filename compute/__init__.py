@@ -143,6 +143,7 @@ from compute._filters import (
     STAGE_TOP_P,
     FilterResult,
     Stage,
+    filter_over_temperatures,
     filter_probs,
     filter_result,
 )
@@ -322,6 +323,7 @@ __all__ = [
     "exp_in",
     "expert_load",
     "filter_probs",
+    "filter_over_temperatures",
     "filter_result",
     "finish_softmax",
     "FilterResult",

@@ -77,6 +77,7 @@ __all__ = [
     "STAGE_TOP_P",
     "FilterResult",
     "Stage",
+    "filter_over_temperatures",
     "filter_probs",
     "filter_result",
 ]

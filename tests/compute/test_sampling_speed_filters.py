@@ -7,8 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compute import filter_probs
-from compute._filters import filter_over_temperatures
+from compute import filter_over_temperatures, filter_probs
 
 
 @st.composite

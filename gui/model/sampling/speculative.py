@@ -19,7 +19,6 @@ from typing import Any
 import numpy as np
 
 import compute
-from compute._filters import filter_over_temperatures
 from gui.model.base import ExportArray
 from gui.model.sampling.draws import MIN_EXPECTED
 from gui.model.sampling.vocabulary import Vocabulary
@@ -78,7 +77,7 @@ def rate_curve(p: np.ndarray, draft: np.ndarray, cuts: dict[str, Any]) -> np.nda
         if inside.size < draft.size:
             p, draft = p[inside], draft[inside]
     # all temperatures in one pass: bit for bit one filter_probs per temperature (and one sum per row)
-    return np.minimum(p, filter_over_temperatures(draft, DRAFT_T, **cuts)).sum(axis=-1)
+    return np.minimum(p, compute.filter_over_temperatures(draft, DRAFT_T, **cuts)).sum(axis=-1)
 
 
 def shown_ids(p: np.ndarray, q: np.ndarray, shown: int) -> np.ndarray:
