@@ -23,7 +23,7 @@ _pooling       block max-pooling of big matrices for display
 _dk_sweep      the d_k sweep (dk_sweep, dk_sweep_steps)
 _online        online softmax (m, d) partials, their traces, memory passes
 _flash         FlashAttention's tile loop and its trace
-_filters       the LM head's knobs: temperature, top-k, top-p, min-p (Stage)
+_filters       the LM head's knobs: temperature, top-k, top-p, min-p (Stage), over many temperatures
 _draws         seeded draws: sample, sample_probs, sample_counts, gumbel_max_*, gumbel_softmax
 _moe           mixture-of-experts routing
 _chi_square    Pearson's chi-square test and its p-value (chi2_sf)
