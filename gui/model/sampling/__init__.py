@@ -23,12 +23,14 @@ from gui.model.sampling.model import (
     CUM_POINTS,
     CURVE_T,
     CURVES,
+    CURVES_IN_JOB_V,
     MAX_DRAWS,
     METHODS,
     SWITCH,
     SWITCHED_KNOBS,
     TAU_GRID,
     SamplingModel,
+    curve_job,
 )
 from gui.model.sampling.results import CurveResult, GumbelResult, SamplingResult
 from gui.model.sampling.router import ROUTER_DIM, ROUTER_SHOWN, RouterResult, router
@@ -44,9 +46,9 @@ from gui.model.sampling.vocabulary import (
 )
 
 __all__ = [
-    "CUM_POINTS", "CURVES", "CURVE_T", "MAX_DRAWS", "MAX_V", "METHODS", "MIN_EXPECTED", "MIN_V", "ROUTER_DIM",
+    "CUM_POINTS", "CURVES", "CURVES_IN_JOB_V", "CURVE_T", "MAX_DRAWS", "MAX_V", "METHODS", "MIN_EXPECTED", "MIN_V", "ROUTER_DIM",
     "ROUTER_SHOWN", "SOURCES", "SWITCH", "SWITCHED_KNOBS", "SYNC_DRAWS", "SYNC_GUMBEL_WORK", "TAU_GRID",
     "CurveResult", "DrawInputs", "DrawResult", "GumbelResult", "LoadError", "RouterResult", "SamplingModel",
-    "SamplingResult", "Vocabulary", "compute_draws", "draw_steps", "load_logits", "needs_worker", "router",
+    "SamplingResult", "Vocabulary", "compute_draws", "curve_job", "draw_steps", "load_logits", "needs_worker", "router",
     "word_labels", "words",
 ]

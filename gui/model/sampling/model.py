@@ -69,6 +69,16 @@ CURVES = ("entropy", "perplexity", "above_1pct", "top2_gap")
 MAX_DRAWS = 1_000_000
 #: Temperatures of the curves (the T slider's range).
 CURVE_T = np.geomspace(0.05, 5.0, 61)
+#: A vocabulary at least this long gets its temperature curves in a background job (61 softmaxes of
+#: V: about 150 ms at V = 200,000 on two cores), the last curves staying on screen meanwhile.
+CURVES_IN_JOB_V = 20_000
+
+
+def curve_job(logits: np.ndarray) -> dict[str, np.ndarray]:
+    """The temperature curves of one vocabulary row (pure: a job runs it off the GUI thread)."""
+    return compute.sampling_curves(logits, CURVE_T)
+
+
 #: Gumbel-softmax temperatures of the sharpening curve (the tau slider's range).
 TAU_GRID = np.geomspace(0.05, 10.0, 41)
 #: The cumulative-probability plot gets at most about this many points (log-spaced ranks).
@@ -257,7 +267,24 @@ class SamplingModel(ModelSourcePart, ViewModel):
     def curves(self, scores: ScoreRow | None = None) -> dict[str, np.ndarray]:
         """Entropy, perplexity, tokens above 1 % and the top-2 gap against T (CURVE_T)."""
         vocab = self.vocabulary(scores)
-        return self._cached("curves", (vocab.key,), lambda: compute.sampling_curves(vocab.logits, CURVE_T))
+        return self._cached("curves", (vocab.key,), lambda: curve_job(vocab.logits))
+
+    def curves_inputs(self, scores: ScoreRow | None = None) -> tuple[tuple, np.ndarray]:
+        """What the curves are made of: their key and the vocabulary's logits (for a background job)."""
+        vocab = self.vocabulary(scores)
+        return (vocab.key,), vocab.logits
+
+    def cached_curves(self, scores: ScoreRow | None = None) -> dict[str, np.ndarray] | None:
+        """The curves of the current vocabulary when already made, else None (never computes)."""
+        hit = self._cache.get("curves")
+        return hit[1] if hit is not None and hit[0] == self.curves_inputs(scores)[0] else None
+
+    def store_curves(self, key: tuple, curves: dict[str, np.ndarray], scores: ScoreRow | None = None) -> bool:
+        """Keep curves made elsewhere (a background job) if they are of the current vocabulary."""
+        if key != self.curves_inputs(scores)[0]:
+            return False
+        self._cache["curves"] = (key, curves)
+        return True
 
     def gumbel(self, scores: ScoreRow | None = None) -> tuple[np.ndarray, np.ndarray]:
         """One relaxed Gumbel-softmax sample at ``tau`` (seeded) and its hard one-hot."""

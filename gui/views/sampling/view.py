@@ -18,7 +18,16 @@ from PySide6.QtWidgets import QGridLayout, QLabel, QTabWidget, QWidget
 
 from gui.export.atomic import ExportError
 from gui.model import llm
-from gui.model.sampling import CURVE_T, DrawResult, SamplingModel, SamplingResult, draw_steps, needs_worker
+from gui.model.sampling import (
+    CURVE_T,
+    CURVES_IN_JOB_V,
+    DrawResult,
+    SamplingModel,
+    SamplingResult,
+    curve_job,
+    draw_steps,
+    needs_worker,
+)
 from gui.model.texts import tr
 from gui.views.base import BaseView
 from gui.views.sampling.bars import TokenPlot
@@ -40,6 +49,7 @@ class SamplingView(FileDrops, BaseView):
         m = self.model
         self.controls: dict[str, QWidget] = {}  # every parameter control, by parameter name
         self.job = self.add_job(draw_steps)
+        self.curves_job = self.add_job(curve_job)  # a long vocabulary's temperature curves
 
         # -- controls ------------------------------------------------------------------
         self.vocabulary = VocabularyBox(m, self.score_editor(), self._load_file, self._refused, self.controls)
@@ -104,6 +114,8 @@ class SamplingView(FileDrops, BaseView):
         self.job.delivered.connect(self._draws_delivered)
         self.job.failed.connect(lambda _key, text: self.tell(text, error=True))
         self.progress.cancel.connect(self.cancel_draws)
+        self.curves_job.delivered.connect(self._curves_delivered)
+        self.curves_job.failed.connect(lambda _key, text: self.tell(text, error=True))
 
     # -- messages and files --------------------------------------------------------------------
     def tell(self, text: str, *, error: bool = False) -> None:
@@ -141,6 +153,21 @@ class SamplingView(FileDrops, BaseView):
         self.model.store_draws(result, self.scores)  # refused if the inputs changed meanwhile
         self._redraw()
 
+    def _show_curves(self) -> None:
+        """The temperature curves: drawn at once when known or short; for a long new vocabulary asked of
+        the job, the last curves staying on screen until it delivers (a V drag does not wait for them)."""
+        m = self.model
+        if m.cached_curves(self.scores) is None and not self.synchronous:
+            key, logits = m.curves_inputs(self.scores)
+            if logits.size >= CURVES_IN_JOB_V:
+                self.curves_job.request(key, logits)
+                return
+        self.curves.show_result(m.t_curve_result(self.scores))
+
+    def _curves_delivered(self, key, curves) -> None:
+        if self.model.store_curves(key, curves, self.scores):  # refused if the vocabulary changed meanwhile
+            self._redraw()
+
     def cancel_draws(self) -> None:
         self.job.cancel()
         self.tell(tr("sampling.draws.cancelled"))
@@ -172,7 +199,7 @@ class SamplingView(FileDrops, BaseView):
             self.bars.show_result(r)
             self.cumulative.show_result(r)
             self.draw_bars.show_result(state)
-            self.curves.show_result(m.t_curve_result(self.scores))
+            self._show_curves()
         self.real.show(r)
         self.summary.show_result(state)  # the readouts are beside every tab
         if state.draws is None:
