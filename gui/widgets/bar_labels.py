@@ -85,11 +85,12 @@ def label_texts(heights: list[np.ndarray], shown: list[bool], *, percent: bool, 
     for s, h in enumerate(heights):
         if not shown[s]:
             continue
-        for i, v in enumerate(h):
-            if np.isfinite(v) and values:
-                keys.append((s, i))
-                texts.append(value_text(v, percent, decimals))
-            elif not np.isfinite(v):
+        for i, v in enumerate(h.tolist()):  # Python floats: the same texts, less overhead than NumPy scalars
+            if math.isfinite(v):
+                if values:
+                    keys.append((s, i))
+                    texts.append(value_text(v, percent, decimals))
+            else:
                 keys.append((s, i))
                 texts.append(tag(s, v))
     return keys, texts
@@ -139,6 +140,7 @@ def place(x: np.ndarray, end: np.ndarray, base: np.ndarray, width: np.ndarray, h
     rects = np.zeros((k, 4))
     if k == 0:
         return Placement(where, np.zeros(0, dtype=bool), rects)
+    x, end, base = (np.asarray(a, dtype=float) for a in (x, end, base))
     inside_only = np.zeros(k, dtype=bool) if force_inside is None else np.asarray(force_inside, dtype=bool)
     # values share one orientation; a placeholder's tag turns only if its own bar is too narrow
     turned = np.where(inside_only, width + 2 * PAD > bar_width, upright(width[~inside_only], slot))
@@ -147,33 +149,67 @@ def place(x: np.ndarray, end: np.ndarray, base: np.ndarray, width: np.ndarray, h
     along = np.where(turned, width, height)  # and along it
     down = end > base  # negative bars grow downwards on screen
     sign = np.where(down, 1.0, -1.0)
-    placed = np.zeros((0, 4))
+    half = across / 2 + PAD
+    length = along + 2 * PAD
+    spill = np.minimum(SPILL, half)
+    bars = np.asarray(bars, dtype=float).reshape(-1, 4)
+    own_bar = np.asarray(own_bar, dtype=int)
+    # Each label's two candidate rects, and whether each fits the plot and clears every other bar: all
+    # at once (neither depends on the other labels); only the overlaps between labels need the order.
+    candidates, fits = [], []
+    for option in (OUTSIDE, INSIDE):
+        tip = end + sign * length if option == OUTSIDE else end - sign * length
+        y0, y1 = np.minimum(end, tip), np.maximum(end, tip)
+        rect = np.stack([x - half, y0, x + half, y1], axis=1)
+        ok = ~((y0 < 0) | (y1 > plot_height))
+        if option == OUTSIDE:
+            ok &= ~inside_only
+        else:  # the bar must be long and wide enough to hold its label
+            ok &= ~((np.abs(end - base) < length) | (2 * half > bar_width))
+        ok &= ~_hits_other_bars(rect, spill, bars, own_bar, ok)
+        candidates.append(rect)
+        fits.append(ok)
+    apart = max(0.0, LABEL_GAP - 2 * PAD)  # placed rects carry their own PAD
+    placed = np.zeros((k, 4))
+    count = 0
     tiers = np.zeros(k) if tier is None else np.asarray(tier, dtype=float)
-    for i in np.lexsort((-np.asarray(priority, dtype=float), -tiers)):  # the last key sorts first
-        half = across[i] / 2 + PAD
-        length = along[i] + 2 * PAD
-        options = (INSIDE,) if inside_only[i] else (OUTSIDE, INSIDE)
-        for option in options:
-            if option == OUTSIDE:
-                y0, y1 = sorted((end[i], end[i] + sign[i] * length))
-            else:
-                if abs(end[i] - base[i]) < length or 2 * half > bar_width:
-                    continue  # the bar is too short or too narrow to hold its label
-                y0, y1 = sorted((end[i], end[i] - sign[i] * length))
-            if y0 < 0 or y1 > plot_height:
+    for i in np.lexsort((-np.asarray(priority, dtype=float), -tiers)).tolist():  # the last key sorts first
+        for option in (OUTSIDE, INSIDE):
+            if not fits[option][i]:
                 continue
-            rect = np.array([x[i] - half, y0, x[i] + half, y1])
-            hits = _overlaps(rect + np.array([min(SPILL, half), 0.0, -min(SPILL, half), 0.0]), bars)
-            if own_bar[i] >= 0:
-                hits[own_bar[i]] = False
-            apart = max(0.0, LABEL_GAP - 2 * PAD)  # placed rects carry their own PAD
-            if hits.any() or _overlaps(rect + np.array([-apart, 0.0, apart, 0.0]), placed).any():
-                continue
+            r0, r1, r2, r3 = candidates[option][i]
+            if count:
+                p = placed[:count]
+                if ((p[:, 0] < r2 + apart) & (r0 - apart < p[:, 2]) & (p[:, 1] < r3) & (r1 < p[:, 3])).any():
+                    continue
             where[i] = option
-            rects[i] = rect
-            placed = np.vstack([placed, rect])
+            rects[i] = placed[count] = candidates[option][i]
+            count += 1
             break
     return Placement(where, turned, rects)
+
+
+def _hits_other_bars(rects: np.ndarray, spill: np.ndarray, bars: np.ndarray, own_bar: np.ndarray,
+                     which: np.ndarray) -> np.ndarray:
+    """Whether each of ``rects`` (narrowed by ``spill`` at both sides) overlaps a bar other than its
+    own (row ``own_bar``); only the rows in ``which`` are tested (the others read False)."""
+    hits = np.zeros(len(rects), dtype=bool)
+    rows = np.flatnonzero(which)
+    if not len(bars) or not rows.size:
+        return hits
+    step = max(1, (1 << 20) // len(bars))  # bounded temporaries however many labels and bars
+    for lo in range(0, rows.size, step):
+        k = rows[lo:lo + step]
+        r = rects[k]
+        x0 = (r[:, 0] + spill[k])[:, None]
+        x1 = (r[:, 2] - spill[k])[:, None]
+        over = ((bars[None, :, 0] < x1) & (x0 < bars[None, :, 2])
+                & (bars[None, :, 1] < r[:, 3:4]) & (r[:, 1:2] < bars[None, :, 3]))
+        own = own_bar[k]
+        mine = own >= 0
+        over[np.flatnonzero(mine), own[mine]] = False
+        hits[k] = over.any(axis=1)
+    return hits
 
 
 #: Bar values are written at least this large (points).
@@ -203,6 +239,11 @@ class Bars:
             return float(v)
         return self.y_range[0] if np.isneginf(v) else self.y_range[1]
 
+    def ends(self, v: np.ndarray) -> np.ndarray:
+        """:meth:`end` of every value in ``v`` at once."""
+        v = np.asarray(v, dtype=float)
+        return np.where(np.isfinite(v), v, np.where(np.isneginf(v), self.y_range[0], self.y_range[1]))
+
 
 def lead_series(shown: list[bool], lead: int | None) -> int | None:
     """The series whose labels go first: ``lead`` while it is shown, else the first shown one."""
@@ -224,12 +265,24 @@ class ValueLabels:
 
     ``lead`` names the series whose labels are placed before the others'
     (see :func:`lead_series`); None: the first shown series.
+
+    A label's text item gets its text only when it is shown: :meth:`layout`
+    writes the texts of the labels it shows (most labels of a crowded chart
+    stay hidden, and setting a text costs a relayout of its document), and
+    :meth:`items` all of them.  Between :meth:`set_texts` and the layout after
+    it (no painting can come in between; :meth:`write_shown` where no layout
+    follows) a shown label may hold its old text, never after.
     """
 
     def __init__(self, item):
         self._item = item
         self._texts: list = []
         self._keys: list[tuple[int, int]] = []
+        self._strings: list[str] = []  # each label's text now
+        self._written: list[str] = []  # the text each text item holds (its label's, or an old one while hidden)
+        self._unwritten = False  # whether labels on screen may hold old texts (set_texts before a layout)
+        self._series = self._categories = np.zeros(0, dtype=int)
+        self._widths = self._inks = np.zeros(0)
         self._font = value_font()
         self._metrics = QFontMetricsF(self._font)
         self._sizes: dict[str, tuple[float, float]] = {}  # text -> (advance, ink thickness), measured once
@@ -255,87 +308,126 @@ class ValueLabels:
             text.setZValue(20)
             self._item.addItem(text, ignoreBounds=True)
             self._texts.append(text)
-        for k, text in enumerate(self._texts):
-            if k < len(keys):
-                if text.toPlainText() != texts[k]:
-                    text.setText(texts[k])
-            else:
-                text.setVisible(False)
+            self._written.append(text.toPlainText())
         self._keys = list(keys)
+        self._strings = list(texts)
+        sizes = np.array([self._size(t) for t in texts], dtype=float).reshape(-1, 2)
+        self._widths, self._inks = sizes[:, 0].copy(), sizes[:, 1].copy()
+        where = np.array(keys, dtype=int).reshape(-1, 2)
+        self._series, self._categories = where[:, 0].copy(), where[:, 1].copy()
+        for text in self._texts[len(keys):]:
+            text.setVisible(False)
+        # The texts are written by the layout that follows (only those it shows): until then, and
+        # only then, a label on screen may hold its old text; a layout that cannot run writes them.
+        self._unwritten = True
+
+    def write_shown(self) -> None:
+        """Give every label on screen its text now (when no layout follows a :meth:`set_texts`)."""
+        if self._unwritten:
+            for k, text in enumerate(self._texts[:len(self._keys)]):
+                if text.isVisible():
+                    self._write(k)
+            self._unwritten = False
+
+    def _write(self, k: int) -> None:
+        """Give label ``k``'s text item the label's text (if it holds another)."""
+        if self._written[k] != self._strings[k]:
+            self._texts[k].setText(self._strings[k])
+            self._written[k] = self._strings[k]
 
     def items(self) -> list[tuple[int, int, object]]:
-        """(series, category, text item) of every current label."""
+        """(series, category, text item) of every current label, each holding its text (hidden ones too)."""
+        for k in range(len(self._keys)):
+            self._write(k)
         return [(s, i, t) for (s, i), t in zip(self._keys, self._texts)]
 
     def _slot(self, bars: Bars, sx: float) -> float:
         return sx * (1.0 if sum(bars.shown) <= 1 else bars.width)
 
+    def _values(self, bars: Bars) -> np.ndarray:
+        """Each label's bar value (NaN and ±inf kept)."""
+        v = np.zeros(len(self._keys))
+        for s in np.unique(self._series).tolist():
+            mine = self._series == s
+            v[mine] = np.asarray(bars.heights[s], dtype=float)[self._categories[mine]]
+        return v
+
     def headroom(self, bars: Bars, sx: float) -> tuple[float, float]:
         """Pixels the value labels need past the highest and below the lowest bar."""
-        values = [(bars.heights[s][i], t.toPlainText()) for (s, i), t in zip(self._keys, self._texts)
-                  if np.isfinite(bars.heights[s][i])]
-        if not values:
+        v = self._values(bars)
+        finite = np.isfinite(v)
+        if not finite.any():
             return 0.0, 0.0
-        widths = np.array([self._size(t)[0] for _v, t in values])
+        v, widths = v[finite], self._widths[finite]
         turned = upright(widths, self._slot(bars, sx))
-        along = widths if turned else np.full(len(values), self._metrics.height())
-        v = np.array([v for v, _t in values])
+        along = widths if turned else np.full(len(v), self._metrics.height())
         up, down = along[v >= 0], along[v < 0]
         slack = 2 * PAD + 2.0  # and a little more, so rounding never leaves the tallest label a pixel short
         return (float(up.max()) + slack if up.size else 0.0), (float(down.max()) + slack if down.size else 0.0)
 
+    def _bar_rects(self, bars: Bars, x0: float, y1: float, sx: float, sy: float) -> tuple[np.ndarray, np.ndarray]:
+        """The pixel rects of the shown bars at least a pixel long, all series at once, and each
+        label's row there (-1 for a shorter bar)."""
+        shown = [s for s, on in enumerate(bars.shown) if on]
+        sizes = np.array([len(bars.heights[s]) for s in shown], dtype=int)
+        starts = np.zeros(len(bars.heights), dtype=int)  # where each shown series' bars begin
+        starts[shown] = np.cumsum(sizes) - sizes
+        h = np.concatenate([np.asarray(bars.heights[s], dtype=float) for s in shown] or [np.zeros(0)])
+        cat = np.arange(h.size) - np.repeat(starts[shown], sizes)
+        xc = cat + np.repeat(np.array([bars.offsets[s] for s in shown], dtype=float), sizes)
+        half = bars.width / 2
+        a, b = (y1 - bars.ends(h)) * sy, y1 * sy
+        ya, yb = np.minimum(a, b), np.maximum(a, b)
+        long = yb - ya >= 1
+        row = np.full(h.size, -1, dtype=int)
+        row[long] = np.arange(int(long.sum()))
+        rects = np.stack([(xc - half - x0) * sx, ya, (xc + half - x0) * sx, yb], axis=1)[long]
+        own = np.full(len(self._keys), -1, dtype=int)
+        if h.size:
+            mine = np.isin(self._series, shown)
+            own[mine] = row[starts[self._series[mine]] + self._categories[mine]]
+        return rects, own
+
     def layout(self, bars: Bars, fills: list[str], foreground: str) -> None:
         """Place, turn, colour and show or hide every label for the plot's current pixels."""
         n = len(self._keys)
-        if n == 0:
-            return
         vb = self._item.getViewBox()
         (x0, x1), (y0, y1) = vb.viewRange()
         w_px, h_px = vb.width(), vb.height()
-        if w_px <= 0 or h_px <= 0 or x1 == x0 or y1 == y0:
+        if n == 0 or w_px <= 0 or h_px <= 0 or x1 == x0 or y1 == y0:
+            self.write_shown()  # no room to lay out: the labels stay where they are, with their new texts
             return
         sx, sy = w_px / (x1 - x0), h_px / (y1 - y0)
-        half = bars.width / 2
-        rects, rows = [], {}
-        for s, h in enumerate(bars.heights):
-            if not bars.shown[s]:
-                continue
-            for i, v in enumerate(h):
-                xc = i + bars.offsets[s]
-                ya, yb = sorted(((y1 - bars.end(v)) * sy, y1 * sy))
-                if yb - ya >= 1:
-                    rows[(s, i)] = len(rects)
-                    rects.append(((xc - half - x0) * sx, ya, (xc + half - x0) * sx, yb))
-        x, end, width, prio, tier, ink = (np.zeros(n) for _ in range(6))
-        finite = np.zeros(n, dtype=bool)
-        own = np.full(n, -1, dtype=int)
+        rects, own = self._bar_rects(bars, x0, y1, sx, sy)
+        series, cats = self._series, self._categories
+        v = self._values(bars)
+        finite = np.isfinite(v)
+        offsets = np.array([bars.offsets[s] for s in series.tolist()], dtype=float)
         lead = lead_series(bars.shown, self.lead)
-        for k, ((s, i), text) in enumerate(zip(self._keys, self._texts)):
-            v = bars.heights[s][i]
-            finite[k] = np.isfinite(v)
-            x[k] = (i + bars.offsets[s] - x0) * sx
-            end[k] = (y1 - bars.end(v)) * sy
-            width[k], ink[k] = self._size(text.toPlainText())
-            prio[k] = abs(v) if finite[k] else np.inf
-            tier[k] = 2 if not finite[k] else 1 if s == lead else 0
-            own[k] = rows.get((s, i), -1)
-        result = place(x, end, np.full(n, y1 * sy), width, np.full(n, self._metrics.height()),
-                       slot=self._slot(bars, sx), bar_width=bars.width * sx, plot_height=h_px, priority=prio,
-                       bars=np.array(rects).reshape(-1, 4), own_bar=own, force_inside=~finite, tier=tier,
-                       thickness=ink)
+        tier = np.where(~finite, 2, np.where(series == (-1 if lead is None else lead), 1, 0))
+        tops = bars.ends(v)
+        result = place((cats + offsets - x0) * sx, (y1 - tops) * sy, np.full(n, y1 * sy), self._widths,
+                       np.full(n, self._metrics.height()), slot=self._slot(bars, sx), bar_width=bars.width * sx,
+                       plot_height=h_px, priority=np.where(finite, np.abs(v), np.inf), bars=rects, own_bar=own,
+                       force_inside=~finite, tier=tier,
+                       thickness=self._inks)
+        where, turned = result.where.tolist(), result.upright.tolist()
         colours: dict[str, QColor] = {}
-        for k, ((s, i), text) in enumerate(zip(self._keys, self._texts)):
-            where = result.where[k]
-            if text.isVisible() != (where != HIDDEN):  # each setter only on a change: same look, less work
-                text.setVisible(bool(where != HIDDEN))
-            if where == HIDDEN:
+        for k, text in enumerate(self._texts[:n]):
+            shown = where[k] != HIDDEN
+            if shown:
+                self._write(k)  # before it shows: a label on screen never carries an old text
+            if text.isVisible() != shown:  # each setter only on a change: same look, less work
+                text.setVisible(shown)
+            if not shown:
                 continue
-            top = bars.end(bars.heights[s][i])
-            up = (where == OUTSIDE) == (top >= 0)  # the text runs upwards from the bar's end
-            angle = 90 if result.upright[k] else 0
+            s, i = self._keys[k]
+            top = float(tops[k])
+            up = (where[k] == OUTSIDE) == (top >= 0)  # the text runs upwards from the bar's end
+            angle = 90 if turned[k] else 0
             if text.angle != angle:
                 text.setAngle(angle)
-            if result.upright[k]:
+            if turned[k]:
                 anchor = (0.0, 0.5) if up else (1.0, 0.5)
             else:
                 anchor = (0.5, 1.0) if up else (0.5, 0.0)
@@ -343,12 +435,13 @@ class ValueLabels:
                 text.setAnchor(anchor)
             text.setPos(i + bars.offsets[s], top + (PAD / sy if up else -PAD / sy))
             # black or white inside a bar, whichever reads better on it
-            name = themes.text_on(fills[s]) if where == INSIDE and finite[k] else foreground
+            name = themes.text_on(fills[s]) if where[k] == INSIDE and finite[k] else foreground
             colour = colours.get(name)
             if colour is None:
                 colour = colours[name] = pg.mkColor(name)
             if text.color != colour:
                 text.setColor(colour)
+        self._unwritten = False  # every label on screen now has its text
 
 
 def _is_number(text: str) -> bool:

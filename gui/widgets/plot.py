@@ -177,6 +177,13 @@ class Plot(pg.PlotWidget):
 MAX_LABELLED_BARS = 256  # beyond: no value labels, every k-th tick (items stay bounded; hover names each bar)
 
 
+def _empty_hole(hole: pg.BarGraphItem, width: float) -> bool:
+    """Whether a placeholder item holds no bars, at this ``width`` (a cheaper test than set_opts')."""
+    x, height = hole.opts.get("x"), hole.opts.get("height")
+    return (isinstance(x, np.ndarray) and x.size == 0 and isinstance(height, np.ndarray) and height.size == 0
+            and hole.opts.get("width") == width)
+
+
 class BarChart(Plot):
     """Grouped bars over categories, created once and updated in place, their values written on them.
 
@@ -358,6 +365,8 @@ class BarChart(Plot):
         lo, hi = self._shown_range
         for s, (hole, h) in enumerate(zip(self._holes, self._heights)):
             bad = np.flatnonzero(~np.isfinite(h)) if self._shown[s] else np.zeros(0, dtype=int)
+            if not bad.size and not hole.isVisible() and _empty_hole(hole, width):
+                continue  # no placeholders, and none drawn: what the calls below would leave as it is
             tops = np.where(np.isneginf(h[bad]), lo, hi)
             unchanged.set_opts(hole, x=bad + offsets.get(s, 0.0), height=tops, width=width)
             unchanged.set_visible(hole, bad.size > 0)
@@ -376,7 +385,10 @@ class BarChart(Plot):
 
     def _layout_labels(self, *_args) -> None:
         """Make room for the value labels above and below the bars, then place them (in pixels)."""
-        if self._laying_out or not hasattr(self, "values"):
+        if not hasattr(self, "values"):
+            return
+        if self._laying_out:  # asked again from inside a layout: new texts must still show at once
+            self.values.write_shown()
             return
         if self._batching:
             self._layout_pending = True
@@ -396,11 +408,13 @@ class BarChart(Plot):
         vb = self.getPlotItem().getViewBox()
         (x0, x1), _ = vb.viewRange()
         bars = self._bars_now()
-        ends = [v for s, h in enumerate(self._heights) if self._shown[s] for v in h[np.isfinite(h)]]
-        if ends and self._value_labels and vb.height() > 0 and x1 > x0:
+        ends = np.concatenate([h[np.isfinite(h)] for s, h in enumerate(self._heights) if self._shown[s]]
+                              or [np.zeros(0)])
+        if ends.size and self._value_labels and vb.height() > 0 and x1 > x0:
             up, down = self.values.headroom(bars, vb.width() / (x1 - x0))
-            lo, hi = bar_labels.fit_range(lo, hi, max(max(ends), 0.0), min(min(ends), 0.0), vb.height(),
-                                          up if max(ends) > 0 else 0.0, down if min(ends) < 0 else 0.0)
+            top, bottom = float(ends.max()), float(ends.min())
+            lo, hi = bar_labels.fit_range(lo, hi, max(top, 0.0), min(bottom, 0.0), vb.height(),
+                                          up if top > 0 else 0.0, down if bottom < 0 else 0.0)
         self._shown_range = (lo, hi)
         if tuple(vb.viewRange()[1]) != (lo, hi):
             vb.setYRange(lo, hi, padding=0)
