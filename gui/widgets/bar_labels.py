@@ -281,6 +281,7 @@ class ValueLabels:
         self._strings: list[str] = []  # each label's text now
         self._written: list[str] = []  # the text each text item holds (its label's, or an old one while hidden)
         self._unwritten = False  # whether labels on screen may hold old texts (set_texts before a layout)
+        self._generation = 0  # set_texts calls so far
         self._series = self._categories = np.zeros(0, dtype=int)
         self._widths = self._inks = np.zeros(0)
         self._font = value_font()
@@ -320,6 +321,7 @@ class ValueLabels:
         # The texts are written by the layout that follows (only those it shows): until then, and
         # only then, a label on screen may hold its old text; a layout that cannot run writes them.
         self._unwritten = True
+        self._generation += 1
 
     def write_shown(self) -> None:
         """Give every label on screen its text now (when no layout follows a :meth:`set_texts`)."""
@@ -391,6 +393,7 @@ class ValueLabels:
     def layout(self, bars: Bars, fills: list[str], foreground: str) -> None:
         """Place, turn, colour and show or hide every label for the plot's current pixels."""
         n = len(self._keys)
+        generation = self._generation
         vb = self._item.getViewBox()
         (x0, x1), (y0, y1) = vb.viewRange()
         w_px, h_px = vb.width(), vb.height()
@@ -441,7 +444,10 @@ class ValueLabels:
                 colour = colours[name] = pg.mkColor(name)
             if text.color != colour:
                 text.setColor(colour)
-        self._unwritten = False  # every label on screen now has its text
+        if self._generation == generation:
+            self._unwritten = False  # every label on screen now has its text
+        else:  # set_texts ran while this layout did (from a signal): new texts go on screen at once
+            self.write_shown()
 
 
 def _is_number(text: str) -> bool:

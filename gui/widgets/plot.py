@@ -385,11 +385,8 @@ class BarChart(Plot):
 
     def _layout_labels(self, *_args) -> None:
         """Make room for the value labels above and below the bars, then place them (in pixels)."""
-        if not hasattr(self, "values"):
-            return
-        if self._laying_out:  # asked again from inside a layout: new texts must still show at once
-            self.values.write_shown()
-            return
+        if self._laying_out or not hasattr(self, "values"):
+            return  # (a layout that new texts reach while it runs writes them: ValueLabels.layout)
         if self._batching:
             self._layout_pending = True
             return
