@@ -1,17 +1,20 @@
 """The softmax step table: one row per token (s, s/T, exponentials, weights) and a totals row.
 
-The numbers live in a :class:`StepTableModel`, which formats a cell when
-Qt asks for it (the visible cells when painting), so an update costs what is
-on screen, not rows x columns texts.  Columns are sized to their contents
-when the longest text of a column changes, as before; the sizing measures
-each column's distinct texts with Qt's own item delegate on a hidden
-helper view (see :meth:`StepTable.sizeHintForColumn`).
+The table keeps the raw numbers and writes a row's texts into its cells only
+when the row can be seen (on an update, the rows on screen; when painting,
+the rows painted; when a reader asks, the rows asked for), so an update
+costs what is on screen, not rows x columns texts.  The cells, fonts,
+alignment and paint are the QTableWidget's own, as before.  Columns are
+sized to their contents when the longest text of a column changes, as
+before; long tables measure each column's distinct texts on a hidden helper
+view with Qt's own item delegate (see :meth:`StepTable.sizeHintForColumn`).
 """
 
 from __future__ import annotations
 
+import numpy as np
 from PySide6.QtCore import QStringListModel, Qt
-from PySide6.QtGui import QFont, QGuiApplication
+from PySide6.QtGui import QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QApplication,
@@ -20,12 +23,15 @@ from PySide6.QtWidgets import (
     QStyleFactory,
     QStyleOptionViewItem,
     QTableView,
+    QTableWidget,
+    QTableWidgetItem,
 )
 
+from gui.format import fmt
 from gui.model.calculator import STEP_COLUMNS
 from gui.model.texts import tr
 from gui.theme import ThemedStyle
-from gui.widgets.step_table_model import StepTableModel
+from gui.widgets.step_table_model import format_many, longest_texts
 
 #: Columns whose total means something: the two exponentials and the weights.
 SUMMED = {"e^(s/T)", "e^(s/T - max)", "alpha"}
@@ -33,106 +39,190 @@ HEADERS = {
     "s": "s", "s/T": "s/T", "e^(s/T)": "exp(s/T)", "s/T - max": "s/T − max",
     "e^(s/T - max)": "exp(s/T − max)", "alpha": "α", "log alpha": "log α",
 }
+#: Up to this many sampled rows a column is sized Qt's own way (its rows' texts written first).
+SMALL = 16
+
+try:  # accessibility clients read every cell, not only the painted ones
+    from PySide6.QtGui import QAccessible
+
+    def _accessible() -> bool:
+        return QAccessible.isActive()
+except ImportError:  # pragma: no cover - a Qt without accessibility
+    def _accessible() -> bool:
+        return False
 
 
-class _Text:
-    """What ``QTableWidget.item(...)`` / ``verticalHeaderItem(...)`` gave the callers: the text, the look."""
-
-    def __init__(self, text: str, alignment: int = 0, font=None):
-        self._text, self._alignment, self._font = text, alignment, font
-
-    def text(self) -> str:
-        return self._text
-
-    def textAlignment(self) -> int:  # noqa: N802 - Qt's name
-        return self._alignment
-
-    def font(self):
-        return self._font
-
-
-class StepTable(QTableView):
+class StepTable(QTableWidget):
     """Read-only table: one row per token and a totals row."""
 
     def __init__(self, parent=None):
-        super().__init__(parent)
-        self.table_model = StepTableModel([HEADERS[c] for c in STEP_COLUMNS],
-                                          [i for i, c in enumerate(STEP_COLUMNS) if c in SUMMED], self)
-        self.setModel(self.table_model)
+        super().__init__(0, len(STEP_COLUMNS), parent)
+        self.setHorizontalHeaderLabels([HEADERS[c] for c in STEP_COLUMNS])
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setToolTip(tr("steps.tooltip"))
+        self._labels: list[str] = []
         self._widths: tuple[int, ...] = ()
         self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self.verticalHeader().setDefaultSectionSize(22)
+        self._values = np.zeros((0, len(STEP_COLUMNS)))
+        self._stale = np.zeros(0, dtype=bool)  # body rows whose cells do not hold their texts yet
         self._ruler: _Ruler | None = None
         self._measured: dict[int, tuple] = {}  # column -> (what was measured, its width)
+        #: cells formatted so far (tests read it: only what is seen or asked is formatted)
+        self.formatted = 0
 
     def show_table(self, labels, table) -> None:
-        self.table_model.set_table(list(labels), table, tr("steps.total"))
-        widths = self.table_model.text_lengths()
+        values = np.array(table, dtype=float)
+        n = len(labels)
+        if values.shape != (n, len(STEP_COLUMNS)):
+            raise ValueError(f"a table of {n} x {len(STEP_COLUMNS)} numbers, not {values.shape}")
+        if self.rowCount() != n + 1:
+            self.setRowCount(n + 1)
+            for r in range(n + 1):
+                for c in range(len(STEP_COLUMNS)):
+                    item = QTableWidgetItem()
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                    if r == n:
+                        font = item.font()
+                        font.setBold(True)
+                        item.setFont(font)
+                    self.setItem(r, c, item)
+            self._stale = np.ones(n, dtype=bool)
+        else:
+            old = self._values
+            with np.errstate(invalid="ignore"):
+                same = (values == old) | (np.isnan(values) & np.isnan(old))
+            self._stale |= ~same.all(axis=1)
+        self._values = values
+        labels = [*labels, tr("steps.total")]
+        if labels != self._labels:
+            self._labels = labels
+            self.setVerticalHeaderLabels(labels)
+        totals = [fmt(values[:, c].sum()) if name in SUMMED else "" for c, name in enumerate(STEP_COLUMNS)]
+        self._write(n, totals)
+        if _accessible():
+            self.fill()
+        else:
+            self._fill_visible()
+        widths = tuple(max(b, len(t)) for b, t in zip(longest_texts(values), totals))
         if widths != self._widths:  # measuring columns is the slow part: only when text widths change
             self._widths = widths
             self.resizeColumnsToContents()
 
-    # -- what QTableWidget offered its readers ---------------------------------------------------
-    def rowCount(self) -> int:  # noqa: N802 - Qt's name
-        return self.table_model.rowCount()
+    # -- writing the rows' texts -----------------------------------------------------------------
+    def _write(self, row: int, texts) -> None:
+        for c, text in enumerate(texts):
+            item = self.item(row, c)
+            if item.text() != text:
+                item.setText(text)
 
-    def columnCount(self) -> int:  # noqa: N802 - Qt's name
-        return self.table_model.columnCount()
+    def fill(self, first: int = 0, last: int | None = None) -> None:
+        """Write the texts of the body rows first..last (all by default) that do not hold them yet."""
+        n = self._stale.size
+        last = n - 1 if last is None else min(last, n - 1)
+        first = max(first, 0)
+        if first > last:
+            return
+        rows = first + np.flatnonzero(self._stale[first:last + 1])
+        if not rows.size:
+            return
+        texts = format_many(self._values[rows])
+        self.formatted += len(texts)
+        cols = len(STEP_COLUMNS)
+        for k, r in enumerate(rows.tolist()):
+            for c in range(cols):
+                item = QTableWidget.item(self, r, c)
+                text = texts[k * cols + c]
+                if item.text() != text:
+                    item.setText(text)
+        self._stale[rows] = False
 
-    def item(self, row: int, column: int) -> _Text | None:
-        m = self.table_model
-        if not (0 <= row < m.rowCount() and 0 <= column < m.columnCount()):
-            return None
-        index = m.index(row, column)
-        return _Text(m.text(row, column), m.data(index, Qt.ItemDataRole.TextAlignmentRole),
-                     m.data(index, Qt.ItemDataRole.FontRole) or QFont())
+    def _visible_rows(self, top: int, bottom: int) -> tuple[int, int]:
+        header = self.verticalHeader()
+        first = header.logicalIndexAt(top)
+        if first < 0:  # below the last row
+            return 0, -1
+        last = header.logicalIndexAt(bottom)
+        return first, (self.rowCount() - 1 if last < 0 else last)
 
-    def verticalHeaderItem(self, row: int) -> _Text | None:  # noqa: N802 - Qt's name
-        return _Text(self.table_model.label(row)) if 0 <= row < self.rowCount() else None
+    def _fill_visible(self) -> None:
+        if self._stale.any():
+            self.fill(*self._visible_rows(0, self.viewport().height()))
 
-    def horizontalHeaderItem(self, column: int) -> _Text | None:  # noqa: N802 - Qt's name
-        return _Text(HEADERS[STEP_COLUMNS[column]]) if 0 <= column < self.columnCount() else None
+    def paintEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        if self._stale.any():
+            rect = event.rect()
+            model = self.model()
+            blocked = model.blockSignals(True)  # being painted now: no repaint to ask for
+            try:
+                self.fill(*self._visible_rows(rect.top(), rect.bottom()))
+            finally:
+                model.blockSignals(blocked)
+        super().paintEvent(event)
+
+    # -- readers that may reach rows not seen yet --------------------------------------------
+    def item(self, row: int, column: int):
+        if 0 <= row < self._stale.size and self._stale[row]:
+            self.fill(row, row)
+        return super().item(row, column)
+
+    def keyboardSearch(self, search: str) -> None:  # noqa: N802 - Qt's name
+        self.fill()
+        super().keyboardSearch(search)
+
+    def keyPressEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        if event.matches(QKeySequence.StandardKey.Copy) and self.currentIndex().isValid():
+            row = self.currentIndex().row()
+            self.fill(row, row)
+        super().keyPressEvent(event)
+
+    def sizeHintForRow(self, row: int) -> int:  # noqa: N802 - Qt's name
+        self.fill(row, row)
+        return super().sizeHintForRow(row)
 
     def copy(self) -> None:
-        m = self.table_model
         indexes = self.selectedIndexes() or [
-            m.index(r, c) for r in range(m.rowCount()) for c in range(m.columnCount())
+            self.model().index(r, c) for r in range(self.rowCount()) for c in range(self.columnCount())
         ]
         rows = sorted({i.row() for i in indexes})
         cols = sorted({i.column() for i in indexes})
-        lines = ["\t".join(m.text(r, c) for c in cols) for r in rows]
+        for r in rows:
+            self.fill(r, r)
+        lines = ["\t".join(self.item(r, c).text() for c in cols) for r in rows]
         QGuiApplication.clipboard().setText("\n".join(lines) + "\n")
 
     # -- sizing the columns --------------------------------------------------------------------
     def sizeHintForColumn(self, column: int) -> int:  # noqa: N802 - Qt's name
-        """QTableView's answer, reached without a Python call per cell and role.
+        """QTableView's answer, without writing every sampled row's texts first.
 
         Qt takes the widest item-delegate size hint over the rows it samples
         (all rows up to the header's resize precision, else the visible ones and
-        then alternately above and below them), plus one for the grid.  The body
-        cells differ only by their text: their distinct texts are measured in one
-        call on a hidden view of the same font and of the base style the
-        application's style defers item sizes to; the bold totals row with this
-        view's own delegate.  Anything else (a style sheet, a custom style,
-        hidden or moved rows) takes QTableView's own way.
+        then alternately above and below them), plus one for the grid.  A long
+        table's body cells differ only by their text: their distinct texts are
+        measured in one call on a hidden view of the same font and of the C++
+        style the application's style defers item sizes to; the bold totals row
+        with this view's own delegate.  A short table, a style sheet, a custom
+        style, hidden or moved rows: the rows are written and Qt measures them.
         """
+        first, last = self._sampled_rows()
+        n = self._stale.size
         style = self._measuring_style()
-        m = self.table_model
-        if style is None or self.verticalHeader().hiddenSectionCount() or self.verticalHeader().sectionsMoved():
+        header = self.verticalHeader()
+        if (style is None or last - first + 1 <= SMALL or header.hiddenSectionCount()
+                or header.sectionsMoved()):
+            self.fill(first, last)
             return super().sizeHintForColumn(column)
         self.ensurePolished()
-        first, last = self._sampled_rows()
-        n = m.body_rows
-        texts = m.body_texts(column, first, min(last + 1, n)) if first < n else []
-        key = (frozenset(texts), self.font().key(), style, self.wordWrap(), self.textElideMode(),
+        stop = min(last + 1, n)
+        texts = frozenset(format_many(self._values[first:stop, column])) if first < n else frozenset()
+        self.formatted += max(0, stop - first)
+        key = (texts, self.font().key(), style, self.wordWrap(), self.textElideMode(),
                self.iconSize().width(), self.iconSize().height(), self.logicalDpiX(), self.logicalDpiY())
         cached = self._measured.get(column)
         if cached is not None and cached[0] == key:
             hint = cached[1]
         else:
-            hint = self._ruler_for(style).width(key[0], self)
+            hint = self._ruler_for(style).width(texts, self)
             self._measured[column] = (key, hint)
         if first <= n <= last:
             hint = max(hint, self._delegate_width(n, column))
@@ -154,7 +244,7 @@ class StepTable(QTableView):
         if type(style).__module__.split(".")[0] != "PySide6" or not isinstance(style, QStyle):
             return None  # a Python style may size items its own way
         name = style.name()
-        return name if name and name.lower() in {k.lower() for k in QStyleFactory.keys()} else None
+        return name if name and name.lower() in _style_keys() else None
 
     def _ruler_for(self, style: str) -> _Ruler:
         if self._ruler is None or self._ruler.style_name != style:
@@ -163,7 +253,7 @@ class StepTable(QTableView):
 
     def _sampled_rows(self) -> tuple[int, int]:
         """The rows QTableView.sizeHintForColumn samples: always one range, ``first..last``."""
-        rows = self.table_model.rowCount()
+        rows = self.rowCount()
         if not rows:
             return 0, -1
         precision = self.horizontalHeader().resizeContentsPrecision()
@@ -192,8 +282,17 @@ class StepTable(QTableView):
     def _delegate_width(self, row: int, column: int) -> int:
         option = QStyleOptionViewItem()
         self.initViewItemOption(option)
-        index = self.table_model.index(row, column)
+        index = self.model().index(row, column)
         return self.itemDelegateForIndex(index).sizeHint(option, index).width()
+
+
+_KEYS: set[str] = set()
+
+
+def _style_keys() -> set[str]:
+    if not _KEYS:
+        _KEYS.update(k.lower() for k in QStyleFactory.keys())
+    return _KEYS
 
 
 class _Ruler:
@@ -216,8 +315,11 @@ class _Ruler:
         view = self.view
         if view.font() != like.font():
             view.setFont(like.font())
-        view.setWordWrap(like.wordWrap())
-        view.setTextElideMode(like.textElideMode())
-        view.setIconSize(like.iconSize())
+        if view.wordWrap() != like.wordWrap():
+            view.setWordWrap(like.wordWrap())
+        if view.textElideMode() != like.textElideMode():
+            view.setTextElideMode(like.textElideMode())
+        if view.iconSize() != like.iconSize():
+            view.setIconSize(like.iconSize())
         self.model.setStringList(list(texts))
         return view.sizeHintForColumn(0)
