@@ -166,6 +166,22 @@ class StepTable(QTableWidget):
             self.fill(row, row)
         return super().item(row, column)
 
+    def currentItem(self):  # noqa: N802 - Qt's name
+        return self.item(self.currentRow(), self.currentColumn())
+
+    def itemAt(self, *pos):  # noqa: N802 - Qt's name
+        found = super().itemAt(*pos)
+        return None if found is None else self.item(found.row(), found.column())
+
+    def selectedItems(self):  # noqa: N802 - Qt's name
+        for row in sorted({i.row() for i in self.selectedIndexes()}):
+            self.fill(row, row)
+        return super().selectedItems()
+
+    def findItems(self, text: str, flags):  # noqa: N802 - Qt's name
+        self.fill()
+        return super().findItems(text, flags)
+
     def keyboardSearch(self, search: str) -> None:  # noqa: N802 - Qt's name
         self.fill()
         super().keyboardSearch(search)

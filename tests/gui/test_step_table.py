@@ -362,3 +362,30 @@ def test_copy_gives_the_selection_or_everything_as_tsv(qtbot):
     table.copy()
     assert QGuiApplication.clipboard().text() == "\n".join(
         f"{fmt(rows[r, 2])}\t{fmt(rows[r, 5])}" for r in (1, 3)) + "\n"
+
+
+def test_readers_of_rows_off_screen_get_their_texts(qtbot):
+    n = 400
+    table = StepTable()
+    qtbot.addWidget(table)
+    table.resize(600, 240)
+    table.show()
+    qtbot.waitExposed(table)
+    rng = np.random.default_rng(4)
+    rows = rng.uniform(1, 9, size=(n, COLS))
+    labels = [str(i) for i in range(n)]
+    table.show_table(labels, rows)
+    rows = rows + 1.0  # every row changes; those off screen are not written yet
+    table.show_table(labels, rows)
+    far = n - 3
+    sel = table.selectionModel()
+    sel.select(table.model().index(far, 4), QItemSelectionModel.SelectionFlag.Select)
+    assert [i.text() for i in table.selectedItems()] == [fmt(rows[far, 4])]
+    table.setCurrentCell(far - 1, 2, QItemSelectionModel.SelectionFlag.NoUpdate)
+    assert table.currentItem().text() == fmt(rows[far - 1, 2])
+    wanted = fmt(rows[far - 5, 6])
+    assert any(i.row() == far - 5 and i.column() == 6 for i in table.findItems(wanted, Qt.MatchFlag.MatchExactly))
+    table.copy()
+    assert QGuiApplication.clipboard().text() == fmt(rows[far, 4]) + "\n"
+    table.keyboardSearch("zzz")  # Qt searches the cells' texts: every row written
+    assert all(QTableWidget.item(table, r, c).text() == fmt(rows[r, c]) for r in range(n) for c in range(COLS))
