@@ -2,8 +2,9 @@
 
 The table keeps the raw numbers and writes a row's texts into its cells only
 when the row can be seen (on an update, the rows on screen; when painting,
-the rows painted; when a reader asks, the rows asked for), so an update
-costs what is on screen, not rows x columns texts.  The cells, fonts,
+the rows painted; when a reader asks, the rows asked for; a short table
+writes them all), so an update costs what is on screen, not rows x columns
+texts.  The cells, fonts,
 alignment and paint are the QTableWidget's own, as before.  Columns are
 sized to their contents when the longest text of a column changes, as
 before; long tables measure each column's distinct texts on a hidden helper
@@ -100,11 +101,18 @@ class StepTable(QTableWidget):
             self.setVerticalHeaderLabels(labels)
         totals = [fmt(values[:, c].sum()) if name in SUMMED else "" for c, name in enumerate(STEP_COLUMNS)]
         self._write(n, totals)
-        if _accessible():
-            self.fill()
+        if n <= SMALL:  # a short table: every row written now, as cheap as the bookkeeping
+            cols = len(STEP_COLUMNS)
+            texts = format_many(values)
+            self._write_rows(np.arange(n), texts)
+            longest = [max((len(t) for t in texts[c::cols]), default=0) for c in range(cols)]
         else:
-            self._fill_visible()
-        widths = tuple(max(b, len(t)) for b, t in zip(longest_texts(values), totals))
+            if _accessible():
+                self.fill()
+            else:
+                self._fill_visible()
+            longest = longest_texts(values)
+        widths = tuple(max(b, len(t)) for b, t in zip(longest, totals))
         if widths != self._widths:  # measuring columns is the slow part: only when text widths change
             self._widths = widths
             self.resizeColumnsToContents()
@@ -118,15 +126,19 @@ class StepTable(QTableWidget):
 
     def fill(self, first: int = 0, last: int | None = None) -> None:
         """Write the texts of the body rows first..last (all by default) that do not hold them yet."""
+        if not self._stale.any():
+            return
         n = self._stale.size
         last = n - 1 if last is None else min(last, n - 1)
         first = max(first, 0)
         if first > last:
             return
         rows = first + np.flatnonzero(self._stale[first:last + 1])
-        if not rows.size:
-            return
-        texts = format_many(self._values[rows])
+        if rows.size:
+            self._write_rows(rows, format_many(self._values[rows]))
+
+    def _write_rows(self, rows: np.ndarray, texts: list[str]) -> None:
+        """Write ``texts`` (row-major, a row of texts per entry of ``rows``) into those rows."""
         self.formatted += len(texts)
         cols = len(STEP_COLUMNS)
         for k, r in enumerate(rows.tolist()):
@@ -220,8 +232,11 @@ class StepTable(QTableWidget):
         with this view's own delegate.  A short table, a style sheet, a custom
         style, hidden or moved rows: the rows are written and Qt measures them.
         """
-        first, last = self._sampled_rows()
         n = self._stale.size
+        if n < SMALL:  # every row is sampled, and written already
+            self.fill()
+            return super().sizeHintForColumn(column)
+        first, last = self._sampled_rows()
         style = self._measuring_style()
         header = self.verticalHeader()
         if (style is None or last - first + 1 <= SMALL or header.hiddenSectionCount()
