@@ -40,8 +40,10 @@ HEADERS = {
     "s": "s", "s/T": "s/T", "e^(s/T)": "exp(s/T)", "s/T - max": "s/T − max",
     "e^(s/T - max)": "exp(s/T − max)", "alpha": "α", "log alpha": "log α",
 }
-#: Up to this many sampled rows a column is sized Qt's own way (its rows' texts written first).
+#: Up to this many sampled rows a column is sized Qt's own way (its rows' texts written first);
+#: up to DIRECT when the style is a C++ one (then Qt's way makes no Python call per cell).
 SMALL = 16
+DIRECT = 256
 
 try:  # accessibility clients read every cell, not only the painted ones
     from PySide6.QtGui import QAccessible
@@ -229,8 +231,9 @@ class StepTable(QTableWidget):
         table's body cells differ only by their text: their distinct texts are
         measured in one call on a hidden view of the same font and of the C++
         style the application's style defers item sizes to; the bold totals row
-        with this view's own delegate.  A short table, a style sheet, a custom
-        style, hidden or moved rows: the rows are written and Qt measures them.
+        with this view's own delegate.  A short table (or one of a few hundred
+        rows in a C++ style), a style sheet, a custom style, hidden or moved
+        rows: the rows are written and Qt measures them.
         """
         n = self._stale.size
         if n < SMALL:  # every row is sampled, and written already
@@ -239,7 +242,8 @@ class StepTable(QTableWidget):
         first, last = self._sampled_rows()
         style = self._measuring_style()
         header = self.verticalHeader()
-        if (style is None or last - first + 1 <= SMALL or header.hiddenSectionCount()
+        own = type(self.style()).__module__.split(".")[0] == "PySide6"  # Qt's way runs in C++ alone
+        if (style is None or last - first + 1 <= (DIRECT if own else SMALL) or header.hiddenSectionCount()
                 or header.sectionsMoved()):
             self.fill(first, last)
             return super().sizeHintForColumn(column)

@@ -158,7 +158,7 @@ def table_args(most_rows: int):
 
 
 tables = table_args(9)
-long_tables = table_args(60)  # past SMALL rows: the columns are sized by the ruler
+long_tables = table_args(60)  # past SMALL rows: in the themed style the ruler sizes the columns
 
 
 def make_table(n, temperature, seed, masked, scale):
