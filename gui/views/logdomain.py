@@ -27,7 +27,8 @@ from gui.qt import pg
 from gui.views.base import BaseView
 from gui.widgets import legends, unchanged
 from gui.widgets.bar_labels import fit_range
-from gui.widgets.plot import BarChart, Plot, StaticSample, style_current
+from gui.widgets.legends import StaticSample
+from gui.widgets.plot import BarChart, Plot, style_current
 from gui.widgets.sliders import ParamSlider
 from gui.widgets.table_fit import titles_min_width
 

@@ -23,6 +23,33 @@ from PySide6.QtGui import QFont, QFontMetricsF
 
 from gui.qt import pg
 
+
+class StaticSample(pg.ItemSample):
+    """A legend swatch that ignores clicks.
+
+    pyqtgraph's own swatch hides its curve when clicked, behind the back of
+    the view's state; here what is drawn always follows the state.
+    """
+
+    def mouseClickEvent(self, event) -> None:
+        event.ignore()
+
+
+class ToggleSample(pg.ItemSample):
+    """A legend swatch whose click asks the item's owner to switch it (``item.legend_clicked()``).
+
+    The owner changes its model; the model's change redraws the plot, so
+    what is drawn still follows the state.
+    """
+
+    def mouseClickEvent(self, event) -> None:
+        callback = getattr(self.item, "legend_clicked", None)
+        if event.button() != Qt.MouseButton.LeftButton or callback is None:
+            event.ignore()
+            return
+        event.accept()
+        callback()
+
 #: Gap between a floating legend and the plot's edge, in pixels.
 MARGIN = 6
 #: Title font size (points), as Plot sets it.

@@ -24,33 +24,6 @@ def style_current(theme: themes.Theme, marker, now_line) -> None:
     now_line.setPen(pg.mkPen(theme.highlight, width=1, style=pg.QtCore.Qt.PenStyle.DashLine))
 
 
-class StaticSample(pg.ItemSample):
-    """A legend swatch that ignores clicks.
-
-    pyqtgraph's own swatch hides its curve when clicked, behind the back of
-    the view's state; here what is drawn always follows the state.
-    """
-
-    def mouseClickEvent(self, event) -> None:
-        event.ignore()
-
-
-class ToggleSample(pg.ItemSample):
-    """A legend swatch whose click asks the item's owner to switch it (``item.legend_clicked()``).
-
-    The owner changes its model; the model's change redraws the plot, so
-    what is drawn still follows the state.
-    """
-
-    def mouseClickEvent(self, event) -> None:
-        callback = getattr(self.item, "legend_clicked", None)
-        if event.button() != Qt.MouseButton.LeftButton or callback is None:
-            event.ignore()
-            return
-        event.accept()
-        callback()
-
-
 class Plot(pg.PlotWidget):
     """A PlotWidget that follows the app theme and reports hover values.
 
@@ -113,14 +86,14 @@ class Plot(pg.PlotWidget):
         self.theme_changed(theme)
 
     def add_legend(self, *, outside: bool = False, **kwargs) -> pg.LegendItem:
-        """A legend whose swatches cannot hide curves (see StaticSample).
+        """A legend whose swatches cannot hide curves (see legends.StaticSample).
 
         ``outside`` puts it in a row of its own between the title and the
         plot, where it can never cover data, with as many of its
         ``colCount`` columns as the width allows; otherwise it floats inside
         the plot (see :func:`gui.widgets.legends.float_legend`).
         """
-        kwargs.setdefault("sampleType", StaticSample)
+        kwargs.setdefault("sampleType", legends.StaticSample)
         item = self.getPlotItem()
         if not outside:
             legend = legends.float_legend(item, **kwargs)
@@ -238,7 +211,7 @@ class BarChart(Plot):
         self.values = bar_labels.ValueLabels(item)
         if len(self._series) > 1:
             self.add_legend(outside=True, colCount=self._legend_columns,
-                            sampleType=ToggleSample if self._clickable else StaticSample)
+                            sampleType=legends.ToggleSample if self._clickable else legends.StaticSample)
         for i, (name, _role) in enumerate(self._series):
             bar = pg.BarGraphItem(x=np.zeros(0), height=np.zeros(0), width=0.8, name=name)
             bar.legend_clicked = lambda i=i: self.seriesClicked.emit(i)
