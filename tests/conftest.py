@@ -34,6 +34,23 @@ def _isolated_config(tmp_path, monkeypatch):
 
 
 @pytest.fixture(autouse=True)
+def _backend_state_restored():
+    """compute.backends keeps its CuPy probe, the active backend and a kernel failure for the process.
+
+    A test that puts a fake CuPy in ``sys.modules`` may leave a verdict made over the fake ("CuPy
+    works") behind it, for the next test in the same worker (under pytest-xdist, whichever that is):
+    a CI run's Benchmark view then offered the CuPy kernels on a machine without a device.  Each
+    test ends with the state it began with."""
+    from compute import backends
+
+    state = backends._state
+    saved = (state.active, state.probe, state.kernel_failure, state.message)
+    yield
+    with backends._lock:
+        state.active, state.probe, state.kernel_failure, state.message = saved
+
+
+@pytest.fixture(autouse=True)
 def _no_leftover_widgets(request):
     """Fail a test that leaves visible top-level widgets behind (napari does the same)."""
     if "qtbot" not in request.fixturenames:
