@@ -42,6 +42,16 @@ class Paints(QObject):
                 break
         return {k for k, v in self.counts.items() if v > before[k]}
 
+    def across(self, qtbot, view, change) -> dict:
+        """Each plot's paints from ``change()`` (after which the view's throttled redraw and its paints
+        are waited for), from a quiet start."""
+        self.settle(qtbot)
+        before = dict(self.counts)
+        change()
+        qtbot.waitUntil(lambda: not view.redraw_pending, timeout=5000)
+        self.settle(qtbot)
+        return {key: self.counts[key] - before[key] for key in before}
+
 
 def shown(make_view, qtbot, name):
     view = make_view(name)

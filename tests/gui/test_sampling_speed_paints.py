@@ -7,10 +7,6 @@ import pytest
 from tests.gui.test_paint_only_changes import Paints
 
 
-def _redrawn(qtbot, view):
-    qtbot.waitUntil(lambda: not view.redraw_pending, timeout=5000)
-
-
 # T = 0.4 also widens the draws plot's left axis (10,000 is its top tick): pyqtgraph sizes an axis to its
 # tick texts only while painting it, so that plot lays out and paints again, and is left out here.
 @pytest.mark.parametrize("name, value, left_out", [("temperature", 0.4, {"draws"}), ("top_k", 20, set()),
@@ -19,14 +15,8 @@ def test_a_knob_paints_each_plot_it_touches_once(qtbot, make_view, lab, name, va
     lab.models["sampling"].vocab = 3000
     view = make_view("sampling")
     view.flush()
-    paints = Paints(view.plots())
-    paints.settle(qtbot)
-    before = dict(paints.counts)
-    view.model.set_param(name, value)
-    _redrawn(qtbot, view)
-    paints.settle(qtbot)
-    counts = {key: paints.counts[key] - before[key] for key in before
-              if paints.counts[key] > before[key] and key not in left_out}
+    painted = Paints(view.plots()).across(qtbot, view, lambda: view.model.set_param(name, value))
+    counts = {key: n for key, n in painted.items() if n and key not in left_out}
     assert counts  # the change shows
     assert counts == dict.fromkeys(counts, 1)
 
@@ -39,12 +29,7 @@ def test_a_knob_of_another_tab_paints_its_plots_once(qtbot, make_view, lab, tab,
     view = make_view("sampling")
     view.select_tab(tab)
     view.flush()
-    paints = Paints(view.plots())
-    paints.settle(qtbot)
-    before = dict(paints.counts)
-    view.model.set_param(name, value)
-    _redrawn(qtbot, view)
-    paints.settle(qtbot)
-    counts = {key: paints.counts[key] - before[key] for key in before if paints.counts[key] > before[key]}
+    painted = Paints(view.plots()).across(qtbot, view, lambda: view.model.set_param(name, value))
+    counts = {key: n for key, n in painted.items() if n}
     assert counts
     assert counts == dict.fromkeys(counts, 1)

@@ -247,13 +247,8 @@ def test_a_change_paints_each_plot_it_touches_once(qtbot, make_view, lab, tab, n
     view = make_view("variants")
     view.select_tab(tab)
     _redrawn(qtbot, view)
-    paints = Paints(view.plots())
-    paints.settle(qtbot)
-    before = dict(paints.counts)
-    view.model.set_param(name, value)
-    _redrawn(qtbot, view)
-    paints.settle(qtbot)
-    assert {key: paints.counts[key] - before[key] for key in before} == dict.fromkeys(view.plots(), 1)
+    painted = Paints(view.plots()).across(qtbot, view, lambda: view.model.set_param(name, value))
+    assert painted == dict.fromkeys(view.plots(), 1)
 
 
 @pytest.mark.parametrize("length", [8, 300, 65_536])
