@@ -329,8 +329,8 @@ class AttentionParts(NamedTuple):
 
     raw: FloatArray  # q @ k^T, before the scale
     scores: FloatArray  # raw * scale, before the masks
-    weights: FloatArray
-    output: FloatArray
+    weights: FloatArray | None  # None with ``weights=False``
+    output: FloatArray | None
 
 
 def attention_parts(
@@ -340,6 +340,8 @@ def attention_parts(
     scale: float | None = None,
     causal: bool = False,
     mask: ArrayLike | None = None,
+    *,
+    weights: bool = True,
 ) -> AttentionParts:
     """:func:`attention`, keeping the raw and the scaled score matrices (NumPy only).
 
@@ -348,8 +350,16 @@ def attention_parts(
     ``weights`` and ``output`` are :func:`attention`'s bit for bit; ``raw``
     and ``scores`` are ``attention_scores(q, k, 1.0)`` and
     ``attention_scores(q, k, scale)`` in the working dtype.
+
+    With ``weights=False`` only ``raw`` and ``scores`` are computed (the
+    same bits; ``weights`` and ``output`` are None), after the same checks
+    of ``v`` and ``mask``.  Every row is its own softmax and every leading
+    index its own product, so a caller that needs the weights of a few
+    heads only (the Attention view, which shows one) gets them from
+    ``attention_parts`` of those heads' slices, bit for bit the slices of
+    the full call's.
     """
-    return _attention_host(q, k, v, mask, scale=scale, causal=causal, keep_raw=True)
+    return _attention_host(q, k, v, mask, scale=scale, causal=causal, keep_raw=True, keep_weights=weights)
 
 
 def _attention_host(
@@ -361,9 +371,11 @@ def _attention_host(
     causal: bool,
     offload: bool = False,
     keep_raw: bool = False,
+    keep_weights: bool = True,
 ):
     """:func:`attention` in NumPy; with ``offload``, large work may go to the device;
-    with ``keep_raw``, :class:`AttentionParts` (never offloaded)."""
+    with ``keep_raw``, :class:`AttentionParts` (never offloaded), without the weights
+    and the output unless ``keep_weights``."""
     qa = _check_operand(q, "q")
     ka = _check_operand(k, "k")
     va = _check_operand(v, "v")
@@ -379,6 +391,8 @@ def _attention_host(
         with np.errstate(all="ignore"):
             scores = _times(raw.copy(), 1.0 / math.sqrt(qa.shape[-1]) if scale is None
                                   else _check_scale(scale))
+        if not keep_weights:
+            return AttentionParts(raw, scores, None, None)
     else:
         scores = _scores(qa, ka, scale, work)
     with np.errstate(all="ignore"):

@@ -8,6 +8,8 @@ model caches what they return (see :mod:`gui.model.attention.model`).
 from __future__ import annotations
 
 import math
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -101,9 +103,59 @@ class CoreInputs:
         return 1.0 / self.temperature
 
 
+class HeadParts:
+    """The weights and the output of every head, each head computed when first asked for.
+
+    ``compute_head(h)`` returns head ``h``'s ``(weights, output)``; the core
+    of a slider step computes the head shown (in the worker, for large
+    inputs) and no other until one is shown, the grid of every head is shown
+    or the whole arrays are exported (:attr:`weights`, :attr:`output`).
+    :meth:`given` holds arrays computed whole (the model source's).
+    Thread-safe: the worker computes the shown head, the view's thread the rest.
+    """
+
+    def __init__(self, heads: int, compute_head: Callable[[int], tuple[np.ndarray, np.ndarray]]):
+        self._heads = heads
+        self._compute = compute_head
+        self._each: list[tuple[np.ndarray, np.ndarray] | None] = [None] * heads
+        self._whole: tuple[np.ndarray, np.ndarray] | None = None
+        self._lock = threading.Lock()
+
+    @classmethod
+    def given(cls, weights: np.ndarray, output: np.ndarray) -> HeadParts:
+        parts = cls(weights.shape[0], lambda h: (weights[h], output[h]))
+        parts._whole = (weights, output)
+        return parts
+
+    def computed(self, h: int) -> bool:
+        """Whether head ``h`` is computed already."""
+        return self._whole is not None or self._each[h] is not None
+
+    def head(self, h: int) -> tuple[np.ndarray, np.ndarray]:
+        """Head ``h``'s (weights (n_q, n_k), output (n_q, d_v)), computed the first time."""
+        if self._whole is not None:
+            return self._whole[0][h], self._whole[1][h]
+        with self._lock:
+            got = self._each[h]
+            if got is None:
+                got = self._each[h] = self._compute(h)
+            return got
+
+    def whole(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every head's weights (H, n_q, n_k) and output (H, n_q, d_v)."""
+        if self._whole is None:
+            each = [self.head(h) for h in range(self._heads)]
+            with self._lock:
+                if self._whole is None:
+                    self._whole = (np.stack([w for w, _ in each]), np.stack([o for _, o in each]))
+                    self._each = [None] * self._heads  # the stacked arrays serve every head now
+        return self._whole
+
+
 @dataclass(frozen=True, eq=False)
 class AttentionCore:
-    """The expensive part, for all heads (cached on the inputs)."""
+    """The expensive part, for all heads (cached on the inputs); each head's weights and
+    output are computed when first needed (:class:`HeadParts`)."""
 
     q_labels: tuple[str, ...]
     k_labels: tuple[str, ...]
@@ -113,8 +165,7 @@ class AttentionCore:
     scale: float  # the factor the scores were multiplied by
     raw: np.ndarray  # (H, n_q, n_k) Q Kᵀ
     scores: np.ndarray  # (H, n_q, n_k) Q Kᵀ · scale
-    weights: np.ndarray  # (H, n_q, n_k)
-    output: np.ndarray  # (H, n_q, d_v)
+    parts: HeadParts  # the weights (H, n_q, n_k) and the output (H, n_q, d_v), head by head
     allowed: np.ndarray  # (H, n_q, n_k) bool
     empty_rows: np.ndarray  # (H, n_q) bool: rows with no allowed key
     memory: int
@@ -129,16 +180,34 @@ class AttentionCore:
     real: Any = None
 
     @property
+    def weights(self) -> np.ndarray:
+        """Every head's weights (H, n_q, n_k): computes the heads not yet computed."""
+        return self.parts.whole()[0]
+
+    @property
+    def output(self) -> np.ndarray:
+        """Every head's output (H, n_q, d_v): computes the heads not yet computed."""
+        return self.parts.whole()[1]
+
+    def head_weights(self, h: int) -> np.ndarray:
+        """Head ``h``'s weights (n_q, n_k), without computing the other heads."""
+        return self.parts.head(h)[0]
+
+    def head_output(self, h: int) -> np.ndarray:
+        """Head ``h``'s output (n_q, d_v), without computing the other heads."""
+        return self.parts.head(h)[1]
+
+    @property
     def heads(self) -> int:
-        return self.weights.shape[0]
+        return self.raw.shape[0]
 
     @property
     def n_q(self) -> int:
-        return self.weights.shape[1]
+        return self.raw.shape[1]
 
     @property
     def n_k(self) -> int:
-        return self.weights.shape[2]
+        return self.raw.shape[2]
 
 
 @dataclass(frozen=True, eq=False)
@@ -154,7 +223,7 @@ class AttentionResult:
 
     @property
     def row(self) -> np.ndarray:
-        return self.core.weights[self.head, self.query]
+        return self.core.head_weights(self.head)[self.query]
 
     @property
     def masked_row_indices(self) -> list[int]:
@@ -208,7 +277,16 @@ def compute_core(inp: CoreInputs) -> AttentionCore:
     causal = inp.causal == "on"
     scale = inp.scale_factor()
     factor = 1.0 / math.sqrt(q.shape[2]) if scale is None else compute.check_temperature(scale)
-    raw, scores, weights, output = compute.attention_parts(q, k, v, scale=scale, causal=causal, mask=mask)
+    raw, scores, _, _ = compute.attention_parts(q, k, v, scale=scale, causal=causal, mask=mask, weights=False)
+    head_mask = mask is not None and mask.ndim == 3  # a file's mask per head
+
+    def compute_head(i: int) -> tuple[np.ndarray, np.ndarray]:
+        """Head i's weights and output: attention_parts of head i's slices, the full call's bits."""
+        one = slice(i, i + 1)
+        parts = compute.attention_parts(q[one], k[one], v[one], scale=scale, causal=causal,
+                                        mask=mask[one] if head_mask else mask)
+        return parts.weights[0], parts.output[0]
+
     allowed = np.ones((n_q, n_k), dtype=bool)
     if causal:
         allowed = allowed & compute.causal_mask(n_q, n_k)
@@ -222,7 +300,7 @@ def compute_core(inp: CoreInputs) -> AttentionCore:
     edges = np.linspace(-top, top, HIST_BINS + 1)
     return AttentionCore(
         q_labels=q_labels, k_labels=k_labels, q=q, k=k, v=v, scale=float(factor), raw=raw,
-        scores=scores, weights=weights, output=output, allowed=allowed, empty_rows=empty,
+        scores=scores, parts=HeadParts(h, compute_head), allowed=allowed, empty_rows=empty,
         memory=int(compute.attention_memory(n_q, n_k, q.shape[2], v.shape[2], heads=h)),
         hist_edges=edges,
         hist_raw=np.histogram(sample_raw, edges)[0] / sample_raw.size,

@@ -56,7 +56,7 @@ def scaling_name(result: ModelResult, layer: int) -> str:
 
 def model_core(inp: CoreInputs) -> AttentionCore:
     """The core of layer ``inp.layer`` of ``inp.llm`` (a pure function of the snapshot; thread-safe)."""
-    from gui.model.attention.core import HIST_BINS, HIST_SAMPLE, AttentionCore
+    from gui.model.attention.core import HIST_BINS, HIST_SAMPLE, AttentionCore, HeadParts
 
     a = inp.llm
     layer = clamp_layer(a, inp.layer) - 1
@@ -87,7 +87,7 @@ def model_core(inp: CoreInputs) -> AttentionCore:
     d = q.shape[2]
     return AttentionCore(
         q_labels=labels, k_labels=labels, q=q, k=k, v=v, scale=scale, raw=raw, scores=scores,
-        weights=weights, output=output, allowed=allowed, empty_rows=np.zeros((heads, n), dtype=bool),
+        parts=HeadParts.given(weights, output), allowed=allowed, empty_rows=np.zeros((heads, n), dtype=bool),
         memory=int(compute.attention_memory(n, n, d, d, heads=heads)),
         hist_edges=edges, hist_raw=np.histogram(sample_raw, edges)[0] / size,
         hist_scaled=np.histogram(sample_scaled, edges)[0] / size,

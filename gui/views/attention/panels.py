@@ -34,7 +34,7 @@ class WeightsPanel(QStackedWidget):
 
     def show(self, r: AttentionResult) -> None:  # noqa: A003 - the panels' one method
         c, h = r.core, r.head
-        self.heatmap.show_matrix(c.weights[h], c.q_labels, c.k_labels, masked=~c.allowed[h],
+        self.heatmap.show_matrix(c.head_weights(h), c.q_labels, c.k_labels, masked=~c.allowed[h],
                                  auto_levels=self.auto_levels)
         self.heatmap.set_row(r.query)
         if c.real is not None:
@@ -99,7 +99,8 @@ class OutputPanel(PooledHeatmap):
 
     def show(self, r: AttentionResult) -> None:  # noqa: A003
         c, h = r.core, r.head
-        self.show_matrix(c.output[h], c.q_labels, tuple(str(j + 1) for j in range(c.output.shape[2])))
+        output = c.head_output(h)
+        self.show_matrix(output, c.q_labels, tuple(str(j + 1) for j in range(output.shape[1])))
         self.set_row(r.query)
 
 

@@ -44,9 +44,17 @@ SWEEP_DELAY_MS = 150
 SPINS = ("n", "heads", "seed", "padding", "head", "layer", "query")
 
 
-def _core_job(inputs):
-    """The core job: the inputs travel with the core, so the model can check it is still current."""
-    return inputs, attention_core.compute_core(inputs)
+def _core_job(request):
+    """The core job: the core of ``inputs`` with the weights of the head shown (``head``, 1-based;
+    0: the grid of every head); the inputs travel with the core, so the model can check it is
+    still current.  The other heads are computed when they are shown (or exported)."""
+    inputs, head = request
+    core = attention_core.compute_core(inputs)
+    if head == 0:
+        core.parts.whole()
+    else:
+        core.parts.head(min(head, core.heads) - 1)
+    return inputs, core
 
 
 class AttentionView(FileDrops, BaseView):
@@ -273,7 +281,7 @@ class AttentionView(FileDrops, BaseView):
             self.computing = False
             return m.core()  # MemoryError when the inputs are refused
         self.computing = True
-        self.core_job.request(inputs.key, inputs)
+        self.core_job.request(inputs.key, (inputs, m.head))
         return m.last_core
 
     def _core_delivered(self, _key, pair) -> None:

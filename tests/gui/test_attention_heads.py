@@ -1,0 +1,128 @@
+"""The Attention core computes each head's weights and output when first needed.
+
+A slider step computes the score matrices of every head (the histogram and
+the spread span them all) but the weights and output of the head shown only;
+these tests check that what is computed later, head by head, is exactly the
+full ``compute.attention`` call's, that a changed input gives a new core, and
+that switching the head (or the grid of every head) shows the right data.
+"""
+
+import numpy as np
+import pytest
+
+import compute
+from gui.model import attention as attn
+from gui.model.attention import AttentionModel
+from gui.model.attention.core import compute_core
+
+
+def full(m: AttentionModel, mask=None):
+    """A fresh full computation of ``m``'s random source: (raw, weights, output) of every head."""
+    q, k, v = attn.random_qkv(m.n, m.d_k, m.heads, m.seed)
+    pad = compute.padding_mask(m.n, m.padding) if m.padding else None
+    w, out = compute.attention(q, k, v, causal=m.causal == "on", mask=pad)
+    return compute.attention_scores(q, k, 1.0), w, out
+
+
+@pytest.mark.parametrize(("causal", "padding"), [("off", 0), ("on", 2)])
+def test_each_head_alone_equals_the_full_call(causal, padding):
+    m = AttentionModel(n=10, d_k=12, heads=4, seed=7, causal=causal, padding=padding)
+    core = compute_core(m.snapshot())
+    raw, w, out = full(m)
+    assert not any(core.parts.computed(h) for h in range(4))  # nothing before it is asked for
+    np.testing.assert_array_equal(core.head_weights(2), w[2])
+    np.testing.assert_array_equal(core.head_output(2), out[2])
+    assert [core.parts.computed(h) for h in range(4)] == [False, False, True, False]
+    np.testing.assert_array_equal(core.raw, raw)
+    np.testing.assert_array_equal(core.weights, w)  # the rest, stacked with the head computed first
+    np.testing.assert_array_equal(core.output, out)
+    np.testing.assert_array_equal(core.head_weights(0), w[0])
+
+
+def test_a_file_mask_per_head_is_sliced_per_head(tmp_path):
+    rng = np.random.default_rng(2)
+    q, k, v = (rng.standard_normal((3, 5, 4)) for _ in range(3))
+    mask = rng.random((3, 5, 5)) < 0.6
+    np.savez(tmp_path / "qkv.npz", q=q, k=k, v=v, mask=mask)
+    m = AttentionModel()
+    m.load_file(tmp_path / "qkv.npz")
+    w, out = compute.attention(q, k, v, mask=mask)
+    core = m.core()
+    for h in (1, 0, 2):
+        np.testing.assert_array_equal(core.head_weights(h), w[h])
+        np.testing.assert_array_equal(core.head_output(h), out[h])
+    np.testing.assert_array_equal(core.weights, w)
+
+
+def test_a_changed_input_gives_a_new_core():
+    m = AttentionModel(n=8, d_k=16, heads=2)
+    first = m.core()
+    assert m.cached_core() is first
+    m.d_k = 20
+    assert m.cached_core() is None
+    second = m.core()
+    assert second is not first
+    _raw, w, out = full(m)
+    np.testing.assert_array_equal(m.result().row, w[0, 0])
+    np.testing.assert_array_equal(second.head_output(1), out[1])
+    m.head = 2  # the head is not an input of the core: the same core, head 2 computed now
+    assert m.cached_core() is second
+    np.testing.assert_array_equal(m.result().row, w[1, 0])
+
+
+def settle(qtbot, view):
+    qtbot.wait(30)
+    view.flush()
+
+
+def shown(view, model):
+    """What the view draws for the shown head: the weight, score and output heatmaps and the bars."""
+    return (view.weights.full_matrix, view.scores_map.full_matrix, view.output_map.full_matrix,
+            view.bars.heights[0])
+
+
+def test_switching_the_head_shows_that_head(qtbot, make_view, lab):
+    model = lab.models["attention"]
+    model.update_from_dict({"n": 12, "heads": 4, "d_k": 8, "query": 3})
+    view = make_view("attention")
+    settle(qtbot, view)
+    for head in (3, 1, 4):
+        model.head = head
+        settle(qtbot, view)
+        raw, w, out = full(model)
+        weights, scores, output, bars = shown(view, model)
+        np.testing.assert_array_equal(weights, w[head - 1])
+        np.testing.assert_array_equal(scores, raw[head - 1])
+        np.testing.assert_array_equal(output, out[head - 1])
+        np.testing.assert_array_equal(bars, w[head - 1, 2])
+    model.head = 0  # the grid: every head
+    settle(qtbot, view)
+    _raw, w, _out = full(model)
+    tiles = [t for t in view.heads_grid.tiles if t.isVisible()]
+    assert len(tiles) == 4
+    for h, tile in enumerate(tiles):
+        np.testing.assert_array_equal(tile.full_matrix, w[h])
+
+
+def test_the_worker_computes_the_shown_head_and_the_others_come_when_shown(qtbot, make_view, lab):
+    model = lab.models["attention"]
+    model.update_from_dict({"n": 512, "d_k": 4, "heads": 2, "head": 2})
+    model.core()
+    view = make_view("attention")
+    qtbot.waitUntil(lambda: not view.compute_running and not view.computing, timeout=20000)
+    model.d_k = 6  # big enough for the worker
+    assert attn.needs_worker(model.snapshot())
+    qtbot.waitUntil(lambda: model.cached_core() is not None and not view.computing, timeout=20000)
+    core = model.cached_core()
+    assert core.parts.computed(1) and not core.parts.computed(0)
+    _raw, w, out = full(model)
+    np.testing.assert_array_equal(view.weights.full_matrix, w[1])
+    np.testing.assert_array_equal(view.output_map.full_matrix, out[1])
+    model.head = 1  # the other head: computed now, for the same core
+    qtbot.waitUntil(lambda: core.parts.computed(0), timeout=5000)
+    qtbot.wait(50)
+    assert model.cached_core() is core
+    np.testing.assert_array_equal(view.weights.full_matrix, w[0])
+    np.testing.assert_array_equal(view.output_map.full_matrix, out[0])
+    np.testing.assert_array_equal(view.bars.heights[0], w[0, 0])
+    np.testing.assert_array_equal(view.arrays()["weights"].npz_data, w)  # the export: every head
