@@ -92,6 +92,11 @@ def speculative_accept(p: ArrayLike, q: ArrayLike) -> SpeculativeAccept:
     (0.75, array([1., 1., 0.]), array([1., 0., 0.]))
     """
     pa, qa = _pair(p, q)
+    return _accept(pa, qa)
+
+
+def _accept(pa: NDArray[np.float64], qa: NDArray[np.float64]) -> SpeculativeAccept:
+    """:func:`speculative_accept` of rows already checked by :func:`_pair`."""
     rate = float(np.minimum(pa, qa).sum())
     with np.errstate(all="ignore"):  # p/q overflows for a tiny q: min(1, inf) = 1
         accept = np.where(qa > 0, np.minimum(1.0, pa / qa), 1.0)
@@ -101,7 +106,36 @@ def speculative_accept(p: ArrayLike, q: ArrayLike) -> SpeculativeAccept:
     return SpeculativeAccept(min(rate, 1.0), accept, residual)
 
 
-def speculative_sample(p: ArrayLike, q: ArrayLike, n: int, seed: int) -> SpeculativeDraws:
+def _multinomial(rng: np.random.Generator, n: int, pvals: NDArray[np.float64]) -> NDArray[np.int64]:
+    """``rng.multinomial(n, pvals).astype(np.int64)``, bit for bit and with the same draws, over p > 0 only.
+
+    NumPy draws a multinomial as one binomial per category in order, with
+    ``p_j / remaining`` (``remaining`` = 1 minus the categories before), the
+    last category taking what is left; a category of ``p_j = 0`` gets
+    ``0 / remaining = 0``, for which the binomial returns 0 without drawing,
+    and leaves ``remaining`` as it is.  So the categories of ``p > 0`` (and
+    the last one, which takes the leftover) get the same binomials from the
+    same stream.  Only where ``remaining`` would reach exactly 0 before the
+    end (``0 / 0``) is the whole row drawn, as NumPy does.
+    """
+    v = pvals.size
+    support = np.flatnonzero(pvals > 0)
+    if support.size > v // 4 or not (pvals >= 0).all():  # nothing much to skip (or NumPy refuses it)
+        return rng.multinomial(n, pvals).astype(np.int64)
+    if not support.size or support[-1] != v - 1:
+        support = np.append(support, v - 1)
+    sub = pvals[support]
+    # the remaining mass NumPy divides by, before each category but the last (sequential, as its loop)
+    remaining = np.subtract.accumulate(np.concatenate(([1.0], sub[:-1])))
+    if (remaining == 0).any():
+        return rng.multinomial(n, pvals).astype(np.int64)
+    out = np.zeros(v, dtype=np.int64)
+    out[support] = rng.multinomial(n, sub)
+    return out
+
+
+def speculative_sample(p: ArrayLike, q: ArrayLike, n: int, seed: int, *,
+                       accept: SpeculativeAccept | None = None) -> SpeculativeDraws:
     """Run the accept/resample rule ``n`` times (seeded); the counts follow ``p`` exactly.
 
     Each step proposes ``x ~ q``, accepts it with probability
@@ -121,6 +155,9 @@ def speculative_sample(p: ArrayLike, q: ArrayLike, n: int, seed: int) -> Specula
         number of steps, an integer ``>= 0``.
     seed
         integer ``>= 0``: ``np.random.default_rng(seed)``.
+    accept
+        :func:`speculative_accept` of the same ``p`` and ``q`` when
+        already made (it is not made again).
 
     Returns
     -------
@@ -138,10 +175,13 @@ def speculative_sample(p: ArrayLike, q: ArrayLike, n: int, seed: int) -> Specula
     pa, qa = _pair(p, q)
     n = _check_count(n, "n", 0)
     rng = np.random.default_rng(_check_seed(seed))
-    rule = speculative_accept(pa, qa)
-    proposed = rng.multinomial(n, qa / qa.sum()).astype(np.int64)
-    accepted = rng.binomial(proposed, rule.accept).astype(np.int64)
+    rule = _accept(pa, qa) if accept is None else accept
+    proposed = _multinomial(rng, n, qa / qa.sum())
+    # a token never proposed draws no binomial (NumPy returns 0 for n = 0 without drawing)
+    where = np.flatnonzero(proposed > 0)
+    accepted = np.zeros_like(proposed)
+    accepted[where] = rng.binomial(proposed[where], rule.accept[where])
     rejected = int(n - accepted.sum())
     redraw = rule.residual if rule.residual.sum() > 0 else pa / pa.sum()
-    redrawn = rng.multinomial(rejected, redraw).astype(np.int64) if rejected else np.zeros_like(accepted)
+    redrawn = _multinomial(rng, rejected, redraw) if rejected else np.zeros_like(accepted)
     return SpeculativeDraws(accepted + redrawn, accepted, proposed, rejected)

@@ -114,7 +114,7 @@ def speculative(vocab: Vocabulary, knobs: dict[str, Any], draft_t: float, noise:
         draft = draft_logits(logits, noise, seed)
     q = compute.filter_probs(draft, temperature=draft_t, **cuts)
     rule = compute.speculative_accept(p, q)
-    out = compute.speculative_sample(p, q, n, seed)
+    out = compute.speculative_sample(p, q, n, seed, accept=rule)  # the rule is not made twice
     keep = p > 0
     chi2, dof, p_value = compute.chi_square_test(out.counts[keep], n * p[keep], min_expected=MIN_EXPECTED)
     top = shown_ids(p, q, shown)
