@@ -134,17 +134,45 @@ def _logits(q: np.ndarray, k: np.ndarray, gain: float | None) -> np.ndarray:
     return compute.attention_scores(q, k)
 
 
-def qk_basis(d: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """What every input scale's logits are made of: ``q k^T / sqrt(d)`` and the rows' mean squares of q, k."""
-    q, k = random_qk(QK_N, d, seed, 4)
+def qk_inputs(d: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """QK-norm's random q and k, ``(QK_N, d)`` each."""
+    return random_qk(QK_N, d, seed, 4)
+
+
+def qk_basis(d: int, seed: int, qk: tuple[np.ndarray, np.ndarray] | None = None
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """What every input scale's logits are made of: ``q k^T / sqrt(d)`` and the rows' mean squares of q, k
+    (``qk``: :func:`qk_inputs` of d and seed, if already drawn)."""
+    q, k = qk or qk_inputs(d, seed)
     return q @ k.T / math.sqrt(d), np.mean(q * q, axis=-1), np.mean(k * k, axis=-1)
+
+
+def weights_entropy(p: np.ndarray) -> np.ndarray:
+    """:func:`compute.entropy` of the rows of ``p`` (along the last axis), bit for bit, for weights.
+
+    For ``p >= 0`` (softmax's output) the same terms as compute's: ``-(p * log p)``
+    where ``p > 0`` and +0.0 where ``p == 0``, summed along the same contiguous
+    last axis; only the log skips the zeros (``where=``) instead of fixing the
+    NaN of ``0 * log 0`` afterwards (about a quarter of the time).  Anything
+    else (a negative, NaN, not C-contiguous float64) goes to compute.entropy.
+    """
+    p = np.asarray(p)
+    if p.dtype != np.float64 or p.ndim == 0 or not p.flags.c_contiguous or not (p >= 0).all():
+        return compute.entropy(p)
+    pos = p > 0
+    terms = np.zeros_like(p)
+    with np.errstate(all="ignore"):
+        np.log(p, out=terms, where=pos)
+        terms *= p
+        np.negative(terms, out=terms, where=pos)
+    return terms.sum(axis=-1)
 
 
 def _scale_curves(logits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The largest |logit| and the mean attention entropy of each ``logits[i]`` (one per c of QK_SCALES),
     in one softmax over the stack (rows are independent: the same bits as one call per c)."""
     top = np.abs(logits).max(axis=(1, 2))
-    ent = compute.entropy(compute.softmax(logits)).mean(axis=-1)
+    ent = weights_entropy(compute.softmax(logits)).mean(axis=-1)
     return top, ent
 
 
@@ -180,9 +208,19 @@ def qk_curves(d: int, gain: float, seed: int) -> tuple[np.ndarray, ...]:
     return plain[0], normed[0], plain[1], normed[1]
 
 
-def qk_result(d: int, scale: float, gain: float, seed: int, curves: tuple[np.ndarray, ...]) -> QkResult:
-    q, k = random_qk(QK_N, d, seed, 4)
-    plain = _logits(scale * q, scale * k, None)
+def qk_plain_logits(d: int, scale: float, seed: int, qk: tuple[np.ndarray, np.ndarray] | None = None
+                    ) -> np.ndarray:
+    """The logits of the scaled inputs without QK-norm (``qk``: :func:`qk_inputs`, if already drawn)."""
+    q, k = qk or qk_inputs(d, seed)
+    return _logits(scale * q, scale * k, None)
+
+
+def qk_result(d: int, scale: float, gain: float, seed: int, curves: tuple[np.ndarray, ...],
+              qk: tuple[np.ndarray, np.ndarray] | None = None, plain: np.ndarray | None = None) -> QkResult:
+    """QK-norm's panels at one input scale; ``qk`` (:func:`qk_inputs`) and ``plain``
+    (:func:`qk_plain_logits`) of the same d, scale and seed may be passed in, already computed."""
+    q, k = qk or qk_inputs(d, seed)
+    plain = qk_plain_logits(d, scale, seed, (q, k)) if plain is None else plain
     normed = _logits(scale * q, scale * k, gain)
     top = max(float(np.abs(plain).max()), float(np.abs(normed).max()), 1e-12)
     edges = np.linspace(-top, top, QK_BINS + 1)

@@ -226,17 +226,24 @@ class VariantsModel(ViewModel):
 
     def qk_result(self) -> att.QkResult:
         """QK-norm's panels: the curves without QK-norm are kept while only the gain moves."""
-        d, gain, seed = self.qk_d, self.qk_gain, self.seed
+        d, scale, gain, seed = self.qk_d, self.qk_scale, self.qk_gain, self.seed
+
+        def qk() -> tuple[np.ndarray, np.ndarray]:
+            return self._cached("qk_inputs", (d, seed), lambda: att.qk_inputs(d, seed))
 
         def curves() -> tuple[np.ndarray, ...]:
-            basis = self._cached("qk_basis", (d, seed), lambda: att.qk_basis(d, seed))
+            basis = self._cached("qk_basis", (d, seed), lambda: att.qk_basis(d, seed, qk()))
             plain = self._cached("qk_plain", (d, seed), lambda: att.qk_plain_curves(d, seed, basis))
             normed = self._cached("qk_normed", (d, gain, seed), lambda: att.qk_normed_curves(d, gain, seed, basis))
             return plain[0], normed[0], plain[1], normed[1]
 
-        both = self._cached("qk_curves", (d, gain, seed), curves)
-        return self._cached("qk", (d, self.qk_scale, gain, seed),
-                            lambda: att.qk_result(d, self.qk_scale, gain, seed, both))
+        def result() -> att.QkResult:
+            both = self._cached("qk_curves", (d, gain, seed), curves)
+            plain = self._cached("qk_plain_logits", (d, scale, seed),
+                                 lambda: att.qk_plain_logits(d, scale, seed, qk()))
+            return att.qk_result(d, scale, gain, seed, both, qk(), plain)
+
+        return self._cached("qk", (d, scale, gain, seed), result)
 
     # -- export -----------------------------------------------------------------------------------
     def arrays(self, scores: ScoreRow) -> dict[str, ExportArray]:
