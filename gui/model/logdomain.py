@@ -189,6 +189,12 @@ class LogDomainModel(ViewModel):
         self._curves: LseCurves | None = None
         self._sigmoid_key: float | None = None
         self._sigmoid_grid: tuple[np.ndarray, ...] | None = None
+        #: What the scores alone give (LSE at T = 1, the extremes, the sigmoid check), and the log table
+        #: of the scores and the spread: kept while those stay the same (a temperature move reuses both).
+        self._fixed_key: bytes | None = None
+        self._fixed: tuple | None = None
+        self._table_key: tuple | None = None
+        self._table: LogTable | None = None
 
     # -- the pieces, each computed from the scores alone or with one parameter ----------------
     def lse_curves(self, x: np.ndarray) -> LseCurves:
@@ -212,6 +218,14 @@ class LogDomainModel(ViewModel):
         return self._curves
 
     def log_table(self, x: np.ndarray) -> LogTable:
+        """log_softmax(c·s) against the naive logs; cached on the scores and the spread."""
+        key = (x.tobytes(), x.dtype.str, self.spread)
+        if key != self._table_key or self._table is None:
+            self._table = self._make_log_table(x)
+            self._table_key = key
+        return self._table
+
+    def _make_log_table(self, x: np.ndarray) -> LogTable:
         with np.errstate(all="ignore"):
             scores = self.spread * x
             naive64 = np.log(compute.softmax(scores))
@@ -246,12 +260,23 @@ class LogDomainModel(ViewModel):
         return SigmoidCheck(d, sig, soft, naive, pair, pd, ps, pm)
 
     # -- everything ----------------------------------------------------------------------------
+    def fixed(self, x: np.ndarray) -> tuple[float, float, float, float, SigmoidCheck]:
+        """(LSE(s), −LSE(−s), max(s), min(s), the sigmoid check): what neither the temperature nor the
+        spread changes; cached on the scores."""
+        key = x.tobytes() + x.dtype.str.encode()
+        if key != self._fixed_key or self._fixed is None:
+            with np.errstate(all="ignore"):
+                mx, mn = float(np.max(x)), float(np.min(x))
+            self._fixed = (float(compute.logsumexp(x)), -float(compute.logsumexp(-x)), mx, mn,
+                           self.sigmoid_check(x))
+            self._fixed_key = key
+        return self._fixed
+
     def result(self, scores: ScoreRow) -> LogDomainResult:
         x = scores.values
         t = self.temperature
         log_k = math.log(len(x))
-        with np.errstate(all="ignore"):
-            mx, mn = float(np.max(x)), float(np.min(x))
+        lse, softmin, mx, mn, sigmoid = self.fixed(x)
         if len(x) <= GRADIENT_CHECK_LIMIT:
             probs, fd = compute.lse_gradient_check(x, temperature=t)
         else:
@@ -260,10 +285,10 @@ class LogDomainModel(ViewModel):
             labels=scores.labels,
             values=x,
             temperature=t,
-            lse=float(compute.logsumexp(x)),
+            lse=lse,
             max=mx,
             max_log_k=mx + log_k,
-            softmin=-float(compute.logsumexp(-x)),
+            softmin=softmin,
             min=mn,
             min_log_k=mn - log_k,
             smooth_max_t=float(compute.smooth_max(x, t)),
@@ -272,7 +297,7 @@ class LogDomainModel(ViewModel):
             grad_softmax=probs,
             grad_fd=fd,
             log_table=self.log_table(x),
-            sigmoid=self.sigmoid_check(x),
+            sigmoid=sigmoid,
         )
 
     def arrays(self, scores: ScoreRow) -> dict[str, ExportArray]:

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 from gui import theme as themes
 from gui.format import fmt
 from gui.model.logdomain import GRADIENT_CHECK_LIMIT, LogDomainModel, LogDomainResult, LogTable
-from gui.model.texts import tr
+from gui.model.texts import language, tr
 from gui.qt import pg
 from gui.views.base import BaseView
 from gui.widgets import legends, unchanged
@@ -299,6 +299,7 @@ class LogTableWidget(QTableWidget):
         self.verticalHeader().setDefaultSectionSize(22)
         self._labels: tuple[str, ...] = ()
         self._shown: list[list[tuple]] = []
+        self._drawn: tuple = ()  # (log table, labels, theme name, language) last shown
 
     def minimumSizeHint(self) -> QSize:
         """Wide enough for every column's title (the stretched columns share the width equally)."""
@@ -311,6 +312,9 @@ class LogTableWidget(QTableWidget):
 
     def show_result(self, result: LogDomainResult) -> None:
         labels, t, theme = result.labels, result.log_table, themes.current()
+        drawn = (labels, theme.name, language())
+        if self._drawn and self._drawn[0] is t and self._drawn[1:] == drawn:
+            return  # the model keeps its table while the scores and the spread stay: nothing changed
         n = len(labels)
         if self.rowCount() != n:
             self.setRowCount(n)
@@ -348,6 +352,7 @@ class LogTableWidget(QTableWidget):
                 item.setText(text)
                 item.setToolTip(tip)
                 item.setBackground(brushes[flag])
+        self._drawn = (t, *drawn)
 
 
 class LogDomainView(BaseView):
