@@ -98,6 +98,8 @@ def _real(value: Any, name: str) -> tuple[float, Any]:
     TypeError
         not a real number; the message names ``name``.
     """
+    if type(value) is float:  # the usual case, without the isinstance chain below
+        return value, value
     plain: Any = value
     if isinstance(plain, np.ndarray) and plain.ndim == 0:
         plain = plain[()]

@@ -113,6 +113,17 @@ def _restore(
     return np.ascontiguousarray(out).reshape(shape)
 
 
+_TINY: dict[np.dtype[Any], Any] = {}
+
+
+def _tiny(dtype: np.dtype[Any]) -> Any:
+    """``np.finfo(dtype).tiny``, looked up once per dtype."""
+    tiny = _TINY.get(dtype)
+    if tiny is None:
+        tiny = _TINY[dtype] = np.finfo(dtype).tiny
+    return tiny
+
+
 def _divide_into(d: FloatArray, t: Any, halved: bool = False) -> None:
     """``d /= t`` in place, in ``d``'s precision; ``d <= 0`` (or NaN), ``t`` validated.
 
@@ -130,7 +141,7 @@ def _divide_into(d: FloatArray, t: Any, halved: bool = False) -> None:
         if t == 1.0:
             return
         t_w = d.dtype.type(t)
-        if np.isfinite(t_w) and t_w >= np.finfo(d.dtype).tiny:
+        if math.isfinite(t_w) and t_w >= _tiny(d.dtype):
             np.divide(d, t_w * 0.5 if halved else t_w, out=d)
         else:
             d[...] = (d.astype(np.float64) / (t * 0.5 if halved else t)).astype(d.dtype)
@@ -205,11 +216,12 @@ def _shift_into(a: FloatArray, out: FloatArray, t: float) -> None:
         if risky.any():
             src = a[risky]  # a copy, taken before ``out`` (possibly ``a``) is overwritten
             mend = risky, src, _halves(src, m[risky], t)
-    finite = np.isfinite(m)
-    if finite.all():
+    # (one row: a Python test on its maximum; several: one ufunc and one reduction, no wrapper)
+    if math.isfinite(m.item()) if m.size == 1 else np.logical_and.reduce(np.isfinite(m), axis=None):
         np.subtract(a, m, out=out)
         _divide_into(out, t)
     else:
+        finite = np.isfinite(m)
         pos_rows = (m == np.inf)[..., 0]
         nan_rows = np.isnan(m)[..., 0]
         # from ``a`` before ``out`` (possibly ``a`` itself) is overwritten
