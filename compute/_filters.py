@@ -101,6 +101,8 @@ STAGE_NAMES = ("kept", "top-k", "top-p", "min-p", "-inf logit")
 # Rows longer than this go through the per-row partial top-p path; shorter
 # rows (and any batch of them) are sorted in full, vectorised.
 _SMALL_ROW = 2048
+# A long row whose top-k leaves at most V / _SPARSE tokens is filtered on those alone (_filter_top_k_row).
+_SPARSE = 8
 
 
 # --------------------------------------------------------------------------
@@ -213,6 +215,10 @@ def _filter_rows(
     n_rows, v = rows.shape
     if probs is None:
         probs = softmax(rows, temperature=t)
+    if n_rows == 1 and k is not None and v > _SMALL_ROW and k <= v // _SPARSE:
+        sparse = _filter_top_k_row(rows, probs, k, top_p, min_p)
+        if sparse is not None:
+            return sparse
     stage = np.zeros(rows.shape, dtype=np.int8)
     masked = rows == -np.inf
     all_kept = not masked.any()  # while true, ``kept`` is all True and p == probs
@@ -273,6 +279,69 @@ def _filter_rows(
         filtered = renormalised()
         if filtered is probs:
             filtered = probs.copy()
+    return probs, kept, filtered, stage
+
+
+def _filter_top_k_row(
+    rows: NDArray[np.float64], probs: NDArray[np.float64], k: int, top_p: float | None, min_p: float | None
+) -> tuple[NDArray[np.float64], BoolArray, NDArray[np.float64], NDArray[np.int8]] | None:
+    """:func:`_filter_rows` of one long row with top-k on, bit for bit, working on the top-k survivors only.
+
+    After top-k only a few tokens of V are left, and every later step of
+    _filter_rows is a whole-row pass over ``probs * kept`` (zero outside).
+    That row is built here as zeros with ``probs`` at the kept tokens (the
+    same numbers: ``x * 1 == x`` and ``x * 0 == 0`` for the finite ``probs >= 0``),
+    summed along the row as _filter_rows sums it (the same grouping, so the
+    same sum), and the quotients, the top-p sort (_filter_rows also sorts the
+    kept tokens only) and the min-p comparisons are made for the kept tokens
+    alone.  None (the caller goes the whole-row way) when top-k leaves more
+    than V / _SPARSE tokens (ties, -inf logits) or a logit is +inf.
+    """
+    v = rows.shape[1]
+    part = np.partition(rows, v - k, axis=-1)
+    if not part[0, v - k :].max() < np.inf:  # a +inf logit (its own softmax rule): the whole-row way
+        return None
+    kth = part[:, v - k : v - k + 1]
+    kept = rows >= kth  # -inf < kth unless kth is -inf
+    masked = rows == -np.inf
+    any_masked = bool(masked.any())
+    if any_masked:
+        kept &= ~masked
+    where = np.flatnonzero(kept[0])
+    if where.size > v // _SPARSE:
+        return None
+    stage = (~kept).view(np.int8) * np.int8(STAGE_TOP_K)  # what top-k cut (the masked ones fixed next)
+    if any_masked:
+        stage[masked] = STAGE_MASKED
+    p_kept = probs[0, where]
+
+    def renormalised() -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """``probs * kept / sum`` as a whole row (zeros outside the kept tokens) and at the kept tokens."""
+        row = np.zeros((1, v))
+        row[0, where] = p_kept
+        total = row.sum(axis=-1, keepdims=True)
+        at = p_kept / total[0, 0]
+        return row, total, at
+
+    def cut(drop: BoolArray, code: int) -> None:
+        nonlocal where, p_kept
+        if drop.any():
+            gone = where[drop]
+            stage[0, gone] = code
+            kept[0, gone] = False
+            where, p_kept = where[~drop], p_kept[~drop]
+
+    with np.errstate(all="ignore"):
+        if top_p is not None:
+            _row, _total, p1 = renormalised()
+            threshold = np.nextafter(0.0, 1.0) if top_p >= 1.0 else _top_p_cut(p1, top_p)
+            cut(p1 < threshold, STAGE_TOP_P)
+        if min_p is not None and min_p > 0.0:
+            _row, _total, p2 = renormalised()
+            top = max(float(p2.max()), 0.0) if where.size < v else float(p2.max())  # the zeros of the row
+            cut(p2 < min_p * top, STAGE_MIN_P)
+        filtered, total, _at = renormalised()
+        filtered /= total
     return probs, kept, filtered, stage
 
 
