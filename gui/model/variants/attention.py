@@ -7,6 +7,7 @@ what its panels draw; pure functions, cached by the model.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,6 +25,8 @@ SIGMOID_CURVE_QUERIES = 16
 QK_N = 64
 QK_SCALES = np.geomspace(0.1, 100.0, 25)
 QK_BINS = 60
+#: The QK-norm curves take this many input scales at a time (5 x 64 x 64 floats: 160 kB, in the cache).
+SCALE_BLOCK = 5
 #: QK-norm's eps (compute.qk_norm's default).
 QK_EPS = 1e-6
 
@@ -168,11 +171,20 @@ def weights_entropy(p: np.ndarray) -> np.ndarray:
     return terms.sum(axis=-1)
 
 
-def _scale_curves(logits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The largest |logit| and the mean attention entropy of each ``logits[i]`` (one per c of QK_SCALES),
-    in one softmax over the stack (rows are independent: the same bits as one call per c)."""
-    top = np.abs(logits).max(axis=(1, 2))
-    ent = weights_entropy(compute.softmax(logits)).mean(axis=-1)
+def _scale_curves(logits_of: Callable[[slice], np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The largest |logit| and the mean attention entropy of each ``logits[i]`` (one per c of QK_SCALES).
+
+    ``logits_of(s)`` gives the stack of the scales ``QK_SCALES[s]``; they are
+    taken SCALE_BLOCK at a time, so each block stays in the cache through its
+    softmax and entropy (rows are independent: the same bits as one call per c,
+    or one over the whole stack).
+    """
+    top, ent = np.empty(QK_SCALES.size), np.empty(QK_SCALES.size)
+    for i in range(0, QK_SCALES.size, SCALE_BLOCK):
+        s = slice(i, i + SCALE_BLOCK)
+        logits = logits_of(s)
+        top[s] = np.abs(logits).max(axis=(1, 2))
+        ent[s] = weights_entropy(compute.softmax(logits)).mean(axis=-1)
     return top, ent
 
 
@@ -180,7 +192,8 @@ def qk_plain_curves(d: int, seed: int, basis: tuple[np.ndarray, ...] | None = No
                     ) -> tuple[np.ndarray, np.ndarray]:
     """Without QK-norm (no gain): largest |logit| and mean entropy against the input scale c."""
     raw = (basis or qk_basis(d, seed))[0]
-    return _scale_curves((QK_SCALES * QK_SCALES)[:, None, None] * raw)
+    squares = (QK_SCALES * QK_SCALES)[:, None, None]
+    return _scale_curves(lambda s: squares[s] * raw)
 
 
 def qk_normed_curves(d: int, gain: float, seed: int, basis: tuple[np.ndarray, ...] | None = None
@@ -189,7 +202,7 @@ def qk_normed_curves(d: int, gain: float, seed: int, basis: tuple[np.ndarray, ..
     raw, mq, mk = basis or qk_basis(d, seed)
     c = QK_SCALES[:, None]
     rq, rk = c / np.sqrt(c * c * mq + QK_EPS), c / np.sqrt(c * c * mk + QK_EPS)  # (scales, rows)
-    return _scale_curves(gain * gain * rq[:, :, None] * raw * rk[:, None, :])
+    return _scale_curves(lambda s: gain * gain * rq[s, :, None] * raw * rk[s, None, :])
 
 
 def qk_curves(d: int, gain: float, seed: int) -> tuple[np.ndarray, ...]:
