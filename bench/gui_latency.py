@@ -22,6 +22,11 @@ view's plot viewports, after ``view.redraw_count`` has gone up:
   not change is not repainted at all (``gui/widgets/unchanged.py``), so a
   step costs only what changed.  ``plots_painted`` is the median number of
   the view's plots that painted per step, of ``plots`` shown.
+* ``to_redraw_median_ms``/``to_redraw_p95_ms`` time the first part alone
+  (recompute + setData), ``paint_median_ms`` the second (the event loop's
+  rounds until everything the change touched has painted, the controls'
+  texts included): the part to set beside the baseline, which has no
+  recompute.
 
 Between steps the script processes events until the throttle's window has
 passed (``--no-pace`` drops that wait and times a back-to-back drag instead,
@@ -188,6 +193,7 @@ def measure_slider(view, vs: ValueSlider, steps: int, warmup: int, pace: bool) -
     seq = positions(slider.value(), slider.minimum(), slider.maximum(), warmup + steps, step_for(vs))
     samples: list[float] = []
     to_redraw: list[float] = []  # the part up to the finished redraw(), before painting
+    painting: list[float] = []  # the rest: the event loop's rounds until the plots (and controls) have painted
     held = timeouts = 0
     redraws_before = view.redraw_count
     wait_throttle(view, time.perf_counter())
@@ -220,6 +226,7 @@ def measure_slider(view, vs: ValueSlider, steps: int, warmup: int, pace: bool) -
             else:
                 samples.append((t1 - t0) * 1000)
                 to_redraw.append((t_redrawn - t0) * 1000)
+                painting.append((t1 - t_redrawn) * 1000)
                 held += was_held
         if pace:
             # Let the throttle window close and the queued scene updates paint,
@@ -232,6 +239,7 @@ def measure_slider(view, vs: ValueSlider, steps: int, warmup: int, pace: bool) -
     split = stats(to_redraw)
     out["to_redraw_median_ms"] = split["median_ms"]
     out["to_redraw_p95_ms"] = split["p95_ms"]
+    out["paint_median_ms"] = stats(painting)["median_ms"]
     out["redraws"] = view.redraw_count - redraws_before
     out["held_by_throttle"] = held
     out["plots"] = len(plots)
