@@ -25,8 +25,10 @@ view's plot viewports, after ``view.redraw_count`` has gone up:
 * ``to_redraw_median_ms``/``to_redraw_p95_ms`` time the first part alone
   (recompute + setData), ``paint_median_ms`` the second (the event loop's
   rounds until everything the change touched has painted, the controls'
-  texts included): the part to set beside the baseline, which has no
-  recompute.
+  texts included), and ``plots_paint_median_ms`` the time spent inside the
+  plots' own paint events (pyqtgraph's ``GraphicsView.paintEvent``, timed
+  for the app's plots and the baseline's alike), to set beside
+  ``baseline_paint_median_ms``: the same items painted by bare pyqtgraph.
 
 Between steps the script processes events until the throttle's window has
 passed (``--no-pace`` drops that wait and times a back-to-back drag instead,
@@ -92,6 +94,22 @@ CONFIGS: dict[str, tuple[dict, ...]] = {
 
 
 # -- helpers ---------------------------------------------------------------------
+#: Milliseconds spent inside plots' paint events (every pyqtgraph GraphicsView) since the last reset.
+PLOT_PAINT_MS = [0.0]
+_graphics_view_paint = pg.GraphicsView.paintEvent
+
+
+def _timed_paint(self, ev):  # the app's plots and the baseline's alike
+    t = time.perf_counter()
+    try:
+        return _graphics_view_paint(self, ev)
+    finally:
+        PLOT_PAINT_MS[0] += (time.perf_counter() - t) * 1000
+
+
+pg.GraphicsView.paintEvent = _timed_paint
+
+
 def settle(seconds: float = 0.0) -> None:
     """Process events for at least ``seconds`` (and at least once)."""
     end = time.perf_counter() + seconds
@@ -194,6 +212,7 @@ def measure_slider(view, vs: ValueSlider, steps: int, warmup: int, pace: bool) -
     samples: list[float] = []
     to_redraw: list[float] = []  # the part up to the finished redraw(), before painting
     painting: list[float] = []  # the rest: the event loop's rounds until the plots (and controls) have painted
+    plots_painting: list[float] = []  # the time inside the plots' own paint events
     held = timeouts = 0
     redraws_before = view.redraw_count
     wait_throttle(view, time.perf_counter())
@@ -201,6 +220,7 @@ def measure_slider(view, vs: ValueSlider, steps: int, warmup: int, pace: bool) -
         if i == warmup:
             redraws_before = view.redraw_count  # count the timed steps' redraws only
         before = view.redraw_count
+        PLOT_PAINT_MS[0] = 0.0
         t0 = time.perf_counter()
         slider.setValue(pos)
         t_set = time.perf_counter()  # a leading-edge redraw restarts the throttle timer here
@@ -227,6 +247,7 @@ def measure_slider(view, vs: ValueSlider, steps: int, warmup: int, pace: bool) -
                 samples.append((t1 - t0) * 1000)
                 to_redraw.append((t_redrawn - t0) * 1000)
                 painting.append((t1 - t_redrawn) * 1000)
+                plots_painting.append(PLOT_PAINT_MS[0])
                 held += was_held
         if pace:
             # Let the throttle window close and the queued scene updates paint,
@@ -240,6 +261,7 @@ def measure_slider(view, vs: ValueSlider, steps: int, warmup: int, pace: bool) -
     out["to_redraw_median_ms"] = split["median_ms"]
     out["to_redraw_p95_ms"] = split["p95_ms"]
     out["paint_median_ms"] = stats(painting)["median_ms"]
+    out["plots_paint_median_ms"] = stats(plots_painting)["median_ms"]
     out["redraws"] = view.redraw_count - redraws_before
     out["held_by_throttle"] = held
     out["plots"] = len(plots)
@@ -345,16 +367,19 @@ class Baseline:
     def measure(self, steps: int, warmup: int) -> dict:
         samples = []
         settle()
+        painting = []
         for i in range(warmup + steps):
             t0 = time.perf_counter()
             for update in self.updates:
                 update()
+            PLOT_PAINT_MS[0] = 0.0
             repaint_plots(self.widgets)
             t1 = time.perf_counter()
             if i >= warmup:
                 samples.append((t1 - t0) * 1000)
+                painting.append(PLOT_PAINT_MS[0])
             settle()
-        return stats(samples)
+        return stats(samples) | {"paint_median_ms": stats(painting)["median_ms"]}
 
     def close(self) -> None:
         for w in self.widgets:
@@ -416,6 +441,7 @@ def main(argv: list[str] | None = None) -> int:
             base = baseline.measure(args.steps, args.warmup) if painted else {"median_ms": 0.0, "p95_ms": 0.0}
             row["baseline_median_ms"] = base["median_ms"]
             row["baseline_p95_ms"] = base["p95_ms"]
+            row["baseline_paint_median_ms"] = base.get("paint_median_ms", 0.0)
             row["plot_items"] = plot_items
             row["baseline_plot_items"] = baseline.item_count
             baseline.close()
