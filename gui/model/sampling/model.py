@@ -41,10 +41,11 @@ from gui.model.llm_source import MAX_MODEL_TEXT, MAX_PROMPT_TEXT, ModelSource
 from gui.model.sampling.draws import DrawInputs, DrawResult, compute_draws
 from gui.model.sampling.real import DEFAULT_PROMPT, GenStrip, ModelSourcePart, context_steps
 from gui.model.sampling.results import CurveResult, GumbelResult, SamplingResult
-from gui.model.sampling.router import RouterResult, router, router_scores
+from gui.model.sampling.router import Embeddings, RouterResult, router, router_scores
 from gui.model.sampling.rowmath import cumulative_at, sparse_entropy, top_ids
 from gui.model.sampling.speculative import (
     SpeculativeResult,
+    draft_eps,
     draft_logits,
     rate_curve,
     speculative,
@@ -366,7 +367,12 @@ class SamplingModel(ModelSourcePart, ViewModel):
             known = self._known_filtered(vocab, knobs)
             return compute.filter_probs(vocab.logits, **knobs) if known is None else known
 
-        draft = self._cached("draft", (vocab.key, noise, seed), lambda: draft_logits(vocab.logits, noise, seed))
+        # the noise itself depends on neither its level nor the draft T: a Draft noise move only scales it
+        def eps() -> np.ndarray:
+            return self._cached("draft_eps", (vocab.logits.size, seed), lambda: draft_eps(vocab.logits.size, seed))
+
+        draft = self._cached("draft", (vocab.key, noise, seed), lambda: draft_logits(
+            vocab.logits, noise, seed, eps() if noise else None))
         curve = self._cached("spec_curve", base, lambda: rate_curve(
             target(), draft, {k: v for k, v in knobs.items() if k != "temperature"}))
         key = (*base, float(self.draft_temperature), int(self.spec_steps))
@@ -379,8 +385,10 @@ class SamplingModel(ModelSourcePart, ViewModel):
     def router(self) -> RouterResult:
         key = (self.experts, self.router_k, self.router_tokens, self.seed, self.gate_temperature)
         # the gate's scores do not depend on its temperature or k: a move of either draws no new tokens
+        # a new token count draws only the tokens not drawn yet (the embeddings are kept per seed)
+        emb = self._cached("router_embeddings", (self.seed,), lambda: Embeddings(int(self.seed)))
         scores = self._cached("router_scores", (self.experts, self.router_tokens, self.seed),
-                              lambda: router_scores(self.experts, self.router_tokens, self.seed))
+                              lambda: router_scores(self.experts, self.router_tokens, self.seed, emb))
         return self._cached("router", key, lambda: router(*key, scores=scores))
 
     # -- export ------------------------------------------------------------------------------

@@ -26,8 +26,12 @@ class RouterResult:
     @property
     def dense(self) -> np.ndarray:
         """(tokens, experts): the renormalised weight of each chosen expert, 0 elsewhere."""
-        out = np.zeros_like(self.gates)
-        np.put_along_axis(out, self.indices, self.weights, axis=1)
+        return self.dense_rows(self.gates.shape[0])
+
+    def dense_rows(self, n: int) -> np.ndarray:
+        """The first ``n`` rows of :attr:`dense` (the heatmap shows only a few tokens)."""
+        out = np.zeros_like(self.gates[:n])
+        np.put_along_axis(out, self.indices[:n], self.weights[:n], axis=1)
         return out
 
     @property
@@ -37,10 +41,40 @@ class RouterResult:
         return float(self.importance.var() / (m * m)) if m > 0 else float("nan")
 
 
-def router_scores(experts: int, tokens: int, seed: int) -> np.ndarray:
-    """(tokens, experts): seeded token embeddings through a seeded router matrix, plus its bias (before T)."""
-    rng = np.random.default_rng(seed)
-    x = rng.standard_normal((tokens, ROUTER_DIM))
+class Embeddings:
+    """The seeded token embeddings of :func:`router_scores`, drawn once and extended as more tokens are asked for.
+
+    ``np.random.default_rng(seed).standard_normal((tokens, ROUTER_DIM))`` fills
+    its rows in order from one stream (a Generator's normals keep no state
+    between calls), so the first n rows of a longer draw are the draw of n
+    tokens, and drawing m more rows from the same generator gives the rows
+    n..n+m of a draw of n+m.  A new token count takes a slice (or draws only
+    the new rows), not the whole draw again.
+    """
+
+    def __init__(self, seed: int):
+        self.seed = seed
+        self._rng = np.random.default_rng(seed)
+        self._rows = np.empty((0, ROUTER_DIM))
+
+    def take(self, tokens: int) -> np.ndarray:
+        """``np.random.default_rng(seed).standard_normal((tokens, ROUTER_DIM))``, the same numbers."""
+        have = self._rows.shape[0]
+        if tokens > have:
+            more = self._rng.standard_normal((tokens - have, ROUTER_DIM))
+            self._rows = np.concatenate([self._rows, more]) if have else more
+        return self._rows[:tokens].copy()
+
+
+def router_scores(experts: int, tokens: int, seed: int, embeddings: Embeddings | None = None) -> np.ndarray:
+    """(tokens, experts): seeded token embeddings through a seeded router matrix, plus its bias (before T).
+
+    ``embeddings`` is an :class:`Embeddings` of the same seed when one is kept (it draws only new rows).
+    """
+    if embeddings is not None and embeddings.seed == seed:
+        x = embeddings.take(tokens)
+    else:
+        x = np.random.default_rng(seed).standard_normal((tokens, ROUTER_DIM))
     # the matrix for expert e does not depend on how many experts there are
     w = np.random.default_rng([seed, 1]).standard_normal((64, ROUTER_DIM))[:experts].T / np.sqrt(ROUTER_DIM)
     # a learned router has a bias: a few experts are favoured (what load balancing fights)
@@ -57,7 +91,8 @@ def router(experts: int, k: int, tokens: int, seed: int, temperature: float,
     if scores is None:
         scores = router_scores(experts, tokens, seed)
     logits = scores / temperature
-    indices, weights = compute.moe_route(logits, min(k, experts))
-    gates = compute.softmax(logits, axis=-1)
+    route = compute.moe_route(logits, min(k, experts))
+    indices, weights = route
+    gates = route.probs  # moe_route's full softmax of the same logits: compute.softmax(logits, axis=-1)
     return RouterResult(logits, gates, np.asarray(indices), np.asarray(weights),
                         compute.expert_load(indices, experts), gates.sum(axis=0))

@@ -55,11 +55,20 @@ class SpeculativeResult:
         return 1.0 - self.rejected / self.n if self.n else float("nan")
 
 
-def draft_logits(logits: np.ndarray, noise: float, seed: int) -> np.ndarray:
-    """The draft's logits: ``logits`` plus ``noise`` times seeded standard normal noise (-inf stays -inf)."""
+def draft_eps(size: int, seed: int) -> np.ndarray:
+    """The draft's seeded standard normal noise, one per token (it depends on neither the noise level nor T)."""
+    return np.random.default_rng([int(seed), 0x5BEC]).standard_normal(size)
+
+
+def draft_logits(logits: np.ndarray, noise: float, seed: int, eps: np.ndarray | None = None) -> np.ndarray:
+    """The draft's logits: ``logits`` plus ``noise`` times seeded standard normal noise (-inf stays -inf).
+
+    ``eps`` is :func:`draft_eps` of the same size and seed when already made.
+    """
     if noise == 0:
         return logits
-    eps = np.random.default_rng([int(seed), 0x5BEC]).standard_normal(logits.size)
+    if eps is None:
+        eps = draft_eps(logits.size, seed)
     return logits + noise * eps
 
 

@@ -72,8 +72,8 @@ class RouterTab(QWidget):
 
     def show_result(self, rt: RouterResult) -> None:
         experts = rt.gates.shape[1]
-        shown = min(ROUTER_SHOWN, rt.dense.shape[0])
-        self.gates.set_matrix(rt.dense[:shown], tuple(f"t{i + 1}" for i in range(shown)),
+        shown = min(ROUTER_SHOWN, rt.gates.shape[0])
+        self.gates.set_matrix(rt.dense_rows(shown), tuple(f"t{i + 1}" for i in range(shown)),
                               tuple(str(e + 1) for e in range(experts)))
         self.load.show_result(rt)
         tokens, k = rt.indices.shape
