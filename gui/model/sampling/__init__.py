@@ -31,6 +31,7 @@ from gui.model.sampling.model import (
     TAU_GRID,
     SamplingModel,
     curve_job,
+    curve_steps,
 )
 from gui.model.sampling.results import CurveResult, GumbelResult, SamplingResult
 from gui.model.sampling.router import ROUTER_DIM, ROUTER_SHOWN, RouterResult, router
@@ -49,6 +50,6 @@ __all__ = [
     "CUM_POINTS", "CURVES", "CURVES_IN_JOB_V", "CURVE_T", "MAX_DRAWS", "MAX_V", "METHODS", "MIN_EXPECTED", "MIN_V", "ROUTER_DIM",
     "ROUTER_SHOWN", "SOURCES", "SWITCH", "SWITCHED_KNOBS", "SYNC_DRAWS", "SYNC_GUMBEL_WORK", "TAU_GRID",
     "CurveResult", "DrawInputs", "DrawResult", "GumbelResult", "LoadError", "RouterResult", "SamplingModel",
-    "SamplingResult", "Vocabulary", "compute_draws", "curve_job", "draw_steps", "load_logits", "needs_worker", "router",
+    "SamplingResult", "Vocabulary", "compute_draws", "curve_job", "curve_steps", "draw_steps", "load_logits", "needs_worker", "router",
     "word_labels", "words",
 ]

@@ -24,7 +24,7 @@ from gui.model.sampling import (
     DrawResult,
     SamplingModel,
     SamplingResult,
-    curve_job,
+    curve_steps,
     draw_steps,
     needs_worker,
 )
@@ -49,7 +49,7 @@ class SamplingView(FileDrops, BaseView):
         m = self.model
         self.controls: dict[str, QWidget] = {}  # every parameter control, by parameter name
         self.job = self.add_job(draw_steps)
-        self.curves_job = self.add_job(curve_job)  # a long vocabulary's temperature curves
+        self.curves_job = self.add_job(curve_steps)  # a long vocabulary's temperature curves, a block at a time
 
         # -- controls ------------------------------------------------------------------
         self.vocabulary = VocabularyBox(m, self.score_editor(), self._load_file, self._refused, self.controls)
