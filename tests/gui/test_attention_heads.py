@@ -9,11 +9,13 @@ that switching the head (or the grid of every head) shows the right data.
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import compute
 from gui.model import attention as attn
 from gui.model.attention import AttentionModel
-from gui.model.attention.core import compute_core
+from gui.model.attention.core import HIST_BINS, compute_core, histograms
 
 
 def full(m: AttentionModel, mask=None):
@@ -126,3 +128,35 @@ def test_the_worker_computes_the_shown_head_and_the_others_come_when_shown(qtbot
     np.testing.assert_array_equal(view.output_map.full_matrix, out[0])
     np.testing.assert_array_equal(view.bars.heights[0], w[0, 0])
     np.testing.assert_array_equal(view.arrays()["weights"].npz_data, w)  # the export: every head
+
+
+# -- the histograms: one sort for both samples ---------------------------------------------------
+@settings(max_examples=30, deadline=None)
+@given(size=st.integers(1, 3000), scale=st.sampled_from([1.0, 0.125, 0.37, 1 / np.sqrt(77), 2.5]),
+       seed=st.integers(0, 2**16), on_edges=st.booleans())
+def test_histograms_are_numpys(size, scale, seed, on_edges):
+    rng = np.random.default_rng(seed)
+    raw = rng.standard_normal(size) * 4
+    raw[: size // 3] = np.round(raw[: size // 3])  # ties
+    top = float(max(np.abs(raw).max(), np.abs(raw * scale).max(), 1e-12))
+    edges = np.linspace(-top, top, HIST_BINS + 1)
+    if on_edges:
+        raw[: min(size, 61)] = edges[: min(size, 61)]  # values exactly on the edges
+    other = np.clip(rng.standard_normal(size) * 4 * scale, -top, top)  # not raw * scale: sorted apart
+    for scaled in (raw * scale, other):
+        counts_raw, counts_scaled = histograms(raw, scaled, scale, edges)
+        np.testing.assert_array_equal(counts_raw, np.histogram(raw, edges)[0])
+        np.testing.assert_array_equal(counts_scaled, np.histogram(scaled, edges)[0])
+
+
+def test_the_core_histograms_and_spread_are_numpys_of_every_head():
+    m = AttentionModel(n=40, d_k=24, heads=3, scaling="custom", temperature=0.7, causal="on")
+    core = compute_core(m.snapshot())
+    raw, _w, _out = full(m)
+    top = float(max(np.abs(raw).max(), np.abs(core.scores).max(), 1e-12))
+    edges = np.linspace(-top, top, HIST_BINS + 1)
+    np.testing.assert_array_equal(core.hist_edges, edges)
+    np.testing.assert_array_equal(core.hist_raw, np.histogram(raw.reshape(-1), edges)[0] / raw.size)
+    np.testing.assert_array_equal(core.hist_scaled, np.histogram(core.scores.reshape(-1), edges)[0] / raw.size)
+    assert core.std_raw == float(raw.std())
+    assert core.hist_raw.sum() == pytest.approx(1.0)

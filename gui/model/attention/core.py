@@ -257,12 +257,37 @@ def _inputs(inp: CoreInputs):
     return (*random_qkv(inp.n, inp.d_k, inp.heads, inp.seed), None, (labels, labels), note)
 
 
+def sorted_counts(ordered: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """``np.histogram(a, edges)[0]`` from ``ordered = np.sort(a)``: the same definition (each bin
+    holds edges[i] <= x < edges[i + 1], the last one its right edge too; NaN in none)."""
+    ends = np.concatenate([np.searchsorted(ordered, edges[:-1], side="left"),
+                           np.searchsorted(ordered, edges[-1:], side="right")])
+    return np.diff(ends)
+
+
+def histograms(sample_raw: np.ndarray, sample_scaled: np.ndarray, scale: float,
+               edges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The counts of ``np.histogram(sample_raw, edges)`` and ``np.histogram(sample_scaled, edges)``.
+
+    One sort serves both when ``sample_scaled`` is ``sample_raw * scale`` entry for entry (checked
+    here; compute scales the product so): x -> x * scale (scale > 0) is monotone in floating point
+    too, so the sorted scaled sample is the sorted raw one times the scale, bit for bit.
+    """
+    ordered = np.sort(sample_raw)
+    with np.errstate(all="ignore"):
+        same = scale > 0 and np.array_equal(sample_raw * scale, sample_scaled)
+        ordered_scaled = ordered * scale if same else np.sort(sample_scaled)
+    return sorted_counts(ordered, edges), sorted_counts(ordered_scaled, edges)
+
+
 def compute_core(inp: CoreInputs) -> AttentionCore:
     """The core for ``inp``: a pure function of the snapshot (no model, no Qt; thread-safe).
 
-    Everything comes from one ``compute.attention_parts`` call: the weights
-    and the output are ``compute.attention``'s bit for bit, the raw and the
-    scaled score matrices ``compute.attention_scores``'.
+    One ``compute.attention_parts(..., weights=False)`` call gives every
+    head's raw and scaled score matrices (``compute.attention_scores``'
+    bits); each head's weights and output are ``attention_parts`` of that
+    head's slices, computed when first needed (:class:`HeadParts`), which
+    are ``compute.attention``'s bit for bit.
     """
     if inp.real:
         from gui.model.attention.real import model_core
@@ -298,13 +323,14 @@ def compute_core(inp: CoreInputs) -> AttentionCore:
     sample_scaled = scores.reshape(-1)[:: max(1, scores.size // HIST_SAMPLE)]
     top = float(max(np.abs(sample_raw).max(), np.abs(sample_scaled).max(), 1e-12))
     edges = np.linspace(-top, top, HIST_BINS + 1)
+    counts_raw, counts_scaled = histograms(sample_raw, sample_scaled, factor, edges)
     return AttentionCore(
         q_labels=q_labels, k_labels=k_labels, q=q, k=k, v=v, scale=float(factor), raw=raw,
         scores=scores, parts=HeadParts(h, compute_head), allowed=allowed, empty_rows=empty,
         memory=int(compute.attention_memory(n_q, n_k, q.shape[2], v.shape[2], heads=h)),
         hist_edges=edges,
-        hist_raw=np.histogram(sample_raw, edges)[0] / sample_raw.size,
-        hist_scaled=np.histogram(sample_scaled, edges)[0] / sample_scaled.size,
+        hist_raw=counts_raw / sample_raw.size,
+        hist_scaled=counts_scaled / sample_scaled.size,
         std_raw=float(raw.std()), std_scaled=float(scores.std()), note=note,
     )
 
