@@ -100,8 +100,38 @@ def file_vocabulary(logits: np.ndarray, key: tuple) -> Vocabulary:
     return Vocabulary(logits, word_labels(logits), key)
 
 
+#: compute.zipf_logits' defaults (exponent, noise), which the synthetic vocabulary uses.
+ZIPF_EXPONENT, ZIPF_NOISE = 1.1, 0.1
+_zipf_table: tuple[np.ndarray, np.ndarray] = (np.empty(0), np.empty(0))
+
+
+def zipf_logits(v: int, seed: int) -> np.ndarray:
+    """``compute.zipf_logits(v, seed=seed)``, bit for bit, with its rank terms kept between calls.
+
+    zipf_logits takes ``-exponent * log(rank)`` and its ``exp`` for the ranks
+    1..v, elementwise, and sums the exps: the first v entries of the same
+    terms made once for every rank up to MAX_V are the same numbers (and
+    their sum, over the same v numbers in the same order, the same sum).  Only
+    the seeded noise and the shuffle (which depend on the seed and on v) are
+    made for each V.
+    """
+    global _zipf_table
+    if not isinstance(v, (int, np.integer)) or v < 1 or not isinstance(seed, (int, np.integer)) or seed < 0:
+        return compute.zipf_logits(v, seed=seed)  # refused there (or made there), with its message
+    base, expo = _zipf_table
+    if v > base.size:
+        base = -ZIPF_EXPONENT * np.log(np.arange(1, max(v, MAX_V) + 1, dtype=np.float64))
+        expo = np.exp(base)
+        _zipf_table = (base, expo)  # one assignment: another thread sees the old pair or the new one
+    rng = np.random.default_rng(seed)
+    logits = base[:v].copy()
+    logits -= np.log(expo[:v].sum())
+    logits += ZIPF_NOISE * rng.standard_normal(v)
+    return logits[rng.permutation(v)]
+
+
 def zipf_vocabulary(v: int, seed: int, key: tuple) -> Vocabulary:
-    logits = compute.zipf_logits(v, seed=seed)
+    logits = zipf_logits(v, seed)
     return Vocabulary(logits, word_labels(logits), key)
 
 
