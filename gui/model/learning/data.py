@@ -39,10 +39,12 @@ class Digits:
     images: np.ndarray  # (n, 8, 8) float64, 0..16
     labels: np.ndarray  # (n,) intp
 
-    @property
+    @functools.cached_property
     def x(self) -> np.ndarray:
-        """The inputs: each image flattened, divided by 16."""
-        return self.images.reshape(len(self.labels), -1) / 16.0
+        """The inputs: each image flattened, divided by 16 (computed once, read-only)."""
+        x = self.images.reshape(len(self.labels), -1) / 16.0
+        x.setflags(write=False)
+        return x
 
     def __len__(self) -> int:
         return len(self.labels)

@@ -48,8 +48,10 @@ def train_job(inputs: tuple) -> Any:
 
 
 def students_job(inputs: tuple) -> Any:
-    """The students' job: the arguments of :func:`results.train_students`."""
-    return results.train_students(*inputs)
+    """The students' job: the arguments of :func:`results.train_students`, the students trained in their
+    own child process (:func:`worker.student_steps`: thousands of small NumPy calls in a thread would
+    make the window's thread wait for the GIL while they train, and every redraw with it)."""
+    return results.train_students(*inputs, steps=worker.student_steps)
 
 
 @dataclass(frozen=True)
@@ -230,17 +232,19 @@ class LearningModel(ViewModel):
         run = run or self.training_run()
         key = self.students_key(run)
         if key not in self._students:
-            self.offer_students(key, drain(students_job(self.students_inputs(run))))
+            self.offer_students(key, drain(results.train_students(*self.students_inputs(run))))
         return self._students[key]
 
     def contrast(self, run: TrainRun | None = None) -> results.ContrastResult:
         run = run or self.training_run()
         params = run.at(self.epoch) if self.embedding == "model" else None
         key = ((self._run_key(run) if params is not None else ()) + (self.embedding, self.contrast_batch,
-               self.contrast_noise, self.contrast_tau, self.seed))
-        return self._cached("contrast", key, lambda: results.contrast_result(
+               self.contrast_noise, self.seed))
+        pairs = self._cached("contrast_pairs", key, lambda: results.contrast_pairs(
+            params, self.digits(), self.split(), self.contrast_batch, self.contrast_noise, self.seed))
+        return self._cached("contrast", key + (self.contrast_tau,), lambda: results.contrast_result(
             params, self.digits(), self.split(), self.contrast_batch, self.contrast_noise, self.contrast_tau,
-            self.seed))
+            self.seed, pairs))
 
     def digit_predictions(self, run: TrainRun | None = None) -> results.DigitsResult:
         run = run or self.training_run()

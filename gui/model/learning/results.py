@@ -14,7 +14,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 
 import numpy as np
@@ -132,23 +132,38 @@ def student_rows(split: Split, n: int) -> np.ndarray:
     return split.train[:n]
 
 
+def _steps_here(inputs: tuple) -> Generator[tuple[float, TrainRun], None, TrainRun]:
+    config, x_tr, y_tr, x_va, y_va, n_classes, teacher = inputs
+    return (yield from train_classifier_steps(config, x_tr, y_tr, x_va, y_va, teacher=teacher,
+                                              n_classes=n_classes))
+
+
 def train_students(teacher: dict[str, np.ndarray], digits: Digits, split: Split, n: int, temperature: float,
-                   alpha: float, seed: int) -> Generator[float, None, Students]:
-    """Train both students (a job: yields progress); the teacher's weights are fixed."""
+                   alpha: float, seed: int, steps: Callable[[tuple], Generator] | None = None,
+                   ) -> Generator[float, None, Students]:
+    """Train both students (a job: yields progress); the teacher's weights are fixed.
+
+    ``steps`` trains one student from ``(config, x_train, y_train, x_val, y_val, n_classes,
+    teacher_logits)``, yielding ``(fraction, run so far)`` and returning the run: by default
+    :func:`compute.train_classifier_steps` here; the view's job passes the students' child process
+    (:func:`gui.model.learning.worker.student_steps`), which runs the same function."""
     rows = student_rows(split, n)
     x, labels = digits.x, digits.labels
     config = TrainConfig(**{**STUDENT.__dict__, "seed": seed, "temperature": temperature, "alpha": alpha})
     runs = []
     for i, teacher_logits in enumerate((None, classifier_logits(teacher, x[rows]))):
-        steps = train_classifier_steps(config, x[rows], labels[rows], x[split.val], labels[split.val],
-                                       teacher=teacher_logits, n_classes=N_CLASSES)
-        while True:
-            try:
-                fraction, _partial = next(steps)
-            except StopIteration as stop:
-                runs.append(stop.value)
-                break
-            yield (i + fraction) / 2
+        steps_of = (steps or _steps_here)((config, x[rows], labels[rows], x[split.val], labels[split.val],
+                                           N_CLASSES, teacher_logits))
+        try:
+            while True:
+                try:
+                    fraction, _partial = next(steps_of)
+                except StopIteration as stop:
+                    runs.append(stop.value)
+                    break
+                yield (i + fraction) / 2
+        finally:
+            steps_of.close()  # closed early (a cancelled job): a child stops after its epoch
     z = [classifier_logits(r.at(r.epochs_done), x[split.test]) for r in runs]
     t_test = labels[split.test]
     return Students(temperature, alpha, rows, runs[0], runs[1], calibration_report(z[0], t_test),
@@ -215,8 +230,18 @@ def _normalise(e: np.ndarray) -> np.ndarray:
     return e / np.where(norms > 0, norms, 1.0)
 
 
-def contrast_result(params: dict[str, np.ndarray] | None, digits: Digits, split: Split, batch: int,
-                    noise: float, tau: float, seed: int) -> ContrastResult:
+@dataclass(frozen=True)
+class ContrastPairs:
+    """What the Contrast tab needs whatever τ is: the batch, its similarity matrix and the τ curves."""
+
+    indices: np.ndarray
+    similarity: np.ndarray
+    losses: np.ndarray  # InfoNCE at each τ of TAU_CURVE
+    positive: np.ndarray
+
+
+def contrast_pairs(params: dict[str, np.ndarray] | None, digits: Digits, split: Split, batch: int,
+                   noise: float, seed: int) -> ContrastPairs:
     """Two noisy views (pixel noise of standard deviation ``noise``) of the first ``batch`` test digits,
     embedded by the model's features (``params``) or, with ``params`` None, by the pixels."""
     idx = split.test[:batch]
@@ -226,7 +251,15 @@ def contrast_result(params: dict[str, np.ndarray] | None, digits: Digits, split:
     e1, e2 = (_normalise(v if params is None else classifier_features(params, v)) for v in views)
     s = e1 @ e2.T
     losses, positive = info_nce_sweep(s, TAU_CURVE)
-    return ContrastResult(tau, idx, s, info_nce(s, tau), TAU_CURVE, losses, positive)
+    return ContrastPairs(idx, s, losses, positive)
+
+
+def contrast_result(params: dict[str, np.ndarray] | None, digits: Digits, split: Split, batch: int,
+                    noise: float, tau: float, seed: int, pairs: ContrastPairs | None = None) -> ContrastResult:
+    """:func:`contrast_pairs` and InfoNCE at ``tau``; ``pairs`` may come from a cache."""
+    pairs = pairs or contrast_pairs(params, digits, split, batch, noise, seed)
+    s = pairs.similarity
+    return ContrastResult(tau, pairs.indices, s, info_nce(s, tau), TAU_CURVE, pairs.losses, pairs.positive)
 
 
 # -- Digits ----------------------------------------------------------------------------------------

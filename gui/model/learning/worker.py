@@ -16,6 +16,12 @@ far)`` and returning the finished run.  Closing it early (a cancelled job)
 asks the child to stop after its current epoch and waits until it has, so
 the next run starts clean.  If the child cannot be started or dies, the run
 is done in this process instead and :data:`FALLBACK` says why.
+
+The Distil tab's two students (1-10 s of the same small steps, restarted by
+every move of their sliders) train the same way in a second child,
+:func:`student_steps` (a distillation run: the inputs end with the
+teacher's logits), so that they hold up neither the window's thread nor the
+teacher's training.
 """
 
 from __future__ import annotations
@@ -48,11 +54,12 @@ def _child(conn) -> None:  # pragma: no cover - runs in the child process
             return
         if not isinstance(message, tuple):  # a stop that arrived after its run had ended
             continue
-        config, x_tr, y_tr, x_va, y_va, n_classes = message
+        config, x_tr, y_tr, x_va, y_va, n_classes, *teacher = message
         sent = 0
         stopped = False
         try:
-            steps = compute.train_classifier_steps(config, x_tr, y_tr, x_va, y_va, n_classes=n_classes)
+            steps = compute.train_classifier_steps(config, x_tr, y_tr, x_va, y_va, n_classes=n_classes,
+                                                   teacher=teacher[0] if teacher else None)
             while True:
                 try:
                     fraction, run = next(steps)
@@ -73,7 +80,8 @@ def _child(conn) -> None:  # pragma: no cover - runs in the child process
 class _Worker:
     """The child process and its end of the pipe (one per process, used by one run at a time)."""
 
-    def __init__(self) -> None:
+    def __init__(self, name: str = "softmax-lab-training") -> None:
+        self._name = name
         self._lock = threading.Lock()
         self._process = None
         self._conn = None
@@ -82,7 +90,7 @@ class _Worker:
         if self._process is None or not self._process.is_alive():
             ctx = mp.get_context("spawn")
             parent, child = ctx.Pipe()
-            process = ctx.Process(target=_child, args=(child,), daemon=True, name="softmax-lab-training")
+            process = ctx.Process(target=_child, args=(child,), daemon=True, name=self._name)
             process.start()
             child.close()
             self._process, self._conn = process, parent
@@ -148,31 +156,46 @@ class _Worker:
 
 
 WORKER = _Worker()
+#: The Distil tab's students train in a second child, so that they never hold up the teacher's training
+#: (nor it them); like the first, it starts on first use and stays.
+STUDENTS_WORKER = _Worker("softmax-lab-students")
 
 
-def process_steps(inputs: tuple) -> Generator[tuple[float, TrainRun], None, TrainRun]:
-    """``(config, x_train, y_train, x_val, y_val, n_classes)`` trained in the child process (see above)."""
+def process_steps(inputs: tuple, worker: _Worker | None = None) -> Generator[tuple[float, TrainRun], None, TrainRun]:
+    """``(config, x_train, y_train, x_val, y_val, n_classes[, teacher])`` trained in a child process (see
+    above): ``worker``'s (by default the training's); ``teacher``, the teacher's logits of the training rows,
+    makes it a distillation run.  :data:`FALLBACK` tells about the training's child only."""
     global FALLBACK
+    worker = WORKER if worker is None else worker
     try:
-        run = yield from WORKER.steps(inputs)
+        run = yield from worker.steps(inputs)
     except TrainingFailed:
         raise
     except (OSError, EOFError, RuntimeError) as exc:  # no child could be started, or it died
-        FALLBACK = f"{type(exc).__name__}: {exc}".rstrip(": ")
-        WORKER.forget()
+        if worker is WORKER:
+            FALLBACK = f"{type(exc).__name__}: {exc}".rstrip(": ")
+        worker.forget()
         return (yield from local_steps(inputs))
-    FALLBACK = None
+    if worker is WORKER:
+        FALLBACK = None
     return run
+
+
+def student_steps(inputs: tuple) -> Generator[tuple[float, TrainRun], None, TrainRun]:
+    """:func:`process_steps` in the students' child."""
+    return (yield from process_steps(inputs, STUDENTS_WORKER))
 
 
 def local_steps(inputs: tuple) -> Generator[tuple[float, TrainRun], None, TrainRun]:
     """The same run in this process (exports, tests, and the fallback)."""
-    config, x_tr, y_tr, x_va, y_va, n_classes = inputs
-    return (yield from train_classifier_steps(config, x_tr, y_tr, x_va, y_va, n_classes=n_classes))
+    config, x_tr, y_tr, x_va, y_va, n_classes, *teacher = inputs
+    return (yield from train_classifier_steps(config, x_tr, y_tr, x_va, y_va, n_classes=n_classes,
+                                              teacher=teacher[0] if teacher else None))
 
 
 def stop_worker() -> None:
     WORKER.stop()
+    STUDENTS_WORKER.stop()
 
 
-__all__ = ["FALLBACK", "TrainingFailed", "local_steps", "process_steps", "stop_worker"]
+__all__ = ["FALLBACK", "TrainingFailed", "local_steps", "process_steps", "stop_worker", "student_steps"]

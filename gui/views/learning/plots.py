@@ -115,9 +115,10 @@ class BinCounts(BarChart):
         edges = r.before.bins.edges
         labels = [f"{edges[i]:.2g}–{edges[i + 1]:.2g}" for i in range(len(edges) - 1)]
         counts = [rep.bins.counts.astype(float) for rep in (r.before, r.after, r.manual)]
-        self.set_data(labels, counts)
         top = max(float(max(c.max() for c in counts)), 1.0)
-        self.set_y_range(0.0, top * 1.15)
+        with self.batched():  # the labels laid out once, not after the bars, the x range and the y range each
+            self.set_data(labels, counts)
+            self.set_y_range(0.0, top * 1.15)
 
 
 class TemperaturePlot(Curves):
