@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 import compute
 from gui.model import attention as attn
 from gui.model.attention import AttentionModel
-from gui.model.attention.core import HIST_BINS, compute_core, histograms
+from gui.model.attention.core import HIST_BINS, PARALLEL_CELLS, compute_core, histograms
 
 
 def full(m: AttentionModel, mask=None):
@@ -160,3 +160,15 @@ def test_the_core_histograms_and_spread_are_numpys_of_every_head():
     np.testing.assert_array_equal(core.hist_scaled, np.histogram(core.scores.reshape(-1), edges)[0] / raw.size)
     assert core.std_raw == float(raw.std())
     assert core.hist_raw.sum() == pytest.approx(1.0)
+
+
+def test_a_large_core_takes_its_spread_beside_the_histograms():
+    """From PARALLEL_CELLS score cells on, the spread is taken on a second thread: the same numbers."""
+    m = AttentionModel(n=512, d_k=4, heads=1, seed=4)
+    assert 512 * 512 >= PARALLEL_CELLS
+    core = compute_core(m.snapshot())
+    raw, _w, _out = full(m)
+    assert core.std_raw == float(raw.std())
+    assert core.std_scaled == float((raw / 2.0).std())  # the scale 1/√4 is exact in binary
+    edges = core.hist_edges
+    np.testing.assert_array_equal(core.hist_scaled, np.histogram(core.scores.reshape(-1), edges)[0] / raw.size)
