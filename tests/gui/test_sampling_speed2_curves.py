@@ -53,3 +53,35 @@ def test_a_long_row_is_worked_through_in_several_steps_that_can_be_stopped():
     first = next(gen)
     assert 0 < first < 1
     gen.close()  # what the job does when a new vocabulary supersedes this one (at a yield)
+
+
+# -- the view: a V drag asks for the curves once V rests ------------------------------------------------
+
+def test_a_vocabulary_drag_asks_for_curves_once_v_rests_and_they_are_computes_own(qtbot, make_view, lab):
+    from gui.model.sampling import CURVES_IN_JOB_V
+
+    m = lab.models["sampling"]
+    c = CURVES_IN_JOB_V
+    m.vocab = c
+    view = make_view("sampling")
+    view.flush()
+    job = view.curves_job
+    asked = []
+    request = job.request
+    job.request = lambda key, inputs, **kw: asked.append(key) or request(key, inputs, **kw)
+    view._curves_timer.setInterval(400)  # CURVES_REST_MS, longer: three redraws of a loaded machine fit in it
+    qtbot.wait(450)  # a rest after the first redraws (which asked for the first vocabulary's curves)
+    for v in (c + 100, c + 200, c + 300):  # a drag: three new vocabularies in a row (the first after a rest)
+        m.vocab = v
+        view._redraw()
+    # the first (after a rest) was asked for at once, the next ones not; its job was stopped
+    assert asked == [(("zipf", c + 100, m.seed),)]
+    assert not job.busy and view._curves_timer.isActive()
+    assert m.cached_curves(view.scores) is None
+    qtbot.waitUntil(lambda: m.cached_curves(view.scores) is not None, timeout=20000)
+    assert asked[1:] == [m.curves_inputs(view.scores)[0]]  # once V rested: the last vocabulary only
+    want = compute.sampling_curves(m.vocabulary(view.scores).logits, CURVE_T)
+    for key in want:
+        np.testing.assert_array_equal(m.cached_curves(view.scores)[key], want[key])
+    qtbot.waitUntil(lambda: np.array_equal(np.asarray(view.curves.curve.yData, dtype=float),
+                                           want[m.t_curve]), timeout=5000)

@@ -12,8 +12,11 @@ model's next-token logits and a generate strip draws from them
 
 from __future__ import annotations
 
+import math
+import time
 from pathlib import Path
 
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QGridLayout, QLabel, QTabWidget, QWidget
 
 from gui.export.atomic import ExportError
@@ -40,6 +43,11 @@ from gui.views.sampling.router import ROUTER_READOUTS, RouterTab
 from gui.views.sampling.speculative import SPEC_READOUTS, SpeculativeTab
 from gui.widgets.explanation import explanation_html
 from gui.widgets.file_strip import FileDrops
+
+#: While the vocabulary keeps changing (a Vocabulary V drag), a long vocabulary's curves job waits until
+#: it has rested this long: each job is 61 softmaxes of V, computed for a V that the next step replaces,
+#: and it takes a core (and the GIL now and then) from the drag's own redraws.
+CURVES_REST_MS = 150
 
 
 class SamplingView(FileDrops, BaseView):
@@ -115,6 +123,11 @@ class SamplingView(FileDrops, BaseView):
         self.job.failed.connect(lambda _key, text: self.tell(text, error=True))
         self.progress.cancel.connect(self.cancel_draws)
         self.curves_job.delivered.connect(self._curves_delivered)
+        self._curves_asked = -math.inf  # when a new vocabulary last asked for its curves (time.monotonic)
+        self._curves_timer = QTimer(self)
+        self._curves_timer.setSingleShot(True)
+        self._curves_timer.setInterval(CURVES_REST_MS)
+        self._curves_timer.timeout.connect(self._ask_curves)
         self.curves_job.failed.connect(lambda _key, text: self.tell(text, error=True))
 
     # -- messages and files --------------------------------------------------------------------
@@ -155,14 +168,35 @@ class SamplingView(FileDrops, BaseView):
 
     def _show_curves(self) -> None:
         """The temperature curves: drawn at once when known or short; for a long new vocabulary asked of
-        the job, the last curves staying on screen until it delivers (a V drag does not wait for them)."""
+        the job, the last curves staying on screen until it delivers (a V drag does not wait for them).
+
+        A new vocabulary right after another (within CURVES_REST_MS: a drag) is not asked for at once:
+        the job of the one before is stopped and the curves are asked for once V has rested."""
         m = self.model
         if m.cached_curves(self.scores) is None and not self.synchronous:
             key, logits = m.curves_inputs(self.scores)
             if logits.size >= CURVES_IN_JOB_V:
-                self.curves_job.request(key, logits)
+                if key != self.curves_job.wanted_key or not self.curves_job.busy:
+                    now = time.monotonic()
+                    rest_s = self._curves_timer.interval() / 1000  # CURVES_REST_MS
+                    resting = now - self._curves_asked >= rest_s and not self._curves_timer.isActive()
+                    self._curves_asked = now
+                    if resting:
+                        self.curves_job.request(key, logits, again=True)
+                    else:
+                        if self.curves_job.busy:
+                            self.curves_job.cancel()  # a vocabulary no longer shown: stop at its next block
+                        self._curves_timer.start()  # (re)started: asked for once V rests
                 return
         self.curves.show_result(m.t_curve_result(self.scores))
+
+    def _ask_curves(self) -> None:
+        """V has rested: ask the job for the current vocabulary's curves (unless known by now)."""
+        m = self.model
+        if m.cached_curves(self.scores) is None:
+            key, logits = m.curves_inputs(self.scores)
+            if logits.size >= CURVES_IN_JOB_V:
+                self.curves_job.request(key, logits, again=True)
 
     def _curves_delivered(self, key, curves) -> None:
         if self.model.store_curves(key, curves, self.scores):  # refused if the vocabulary changed meanwhile
