@@ -172,3 +172,32 @@ def test_a_large_core_takes_its_spread_beside_the_histograms():
     assert core.std_scaled == float((raw / 2.0).std())  # the scale 1/√4 is exact in binary
     edges = core.hist_edges
     np.testing.assert_array_equal(core.hist_scaled, np.histogram(core.scores.reshape(-1), edges)[0] / raw.size)
+
+
+def test_the_sweep_is_drawn_again_only_when_it_changes_and_the_mark_follows_d_k(qtbot, make_view, lab):
+    import math
+
+    from gui.model.attention import SWEEP_DK
+
+    model = lab.models["attention"]
+    model.update_from_dict({"n": 12, "d_k": 16})
+    view = make_view("attention")
+    qtbot.waitUntil(lambda: not view.sweep_running and view.sweep_data is not None, timeout=20000)
+    settle(qtbot, view)
+
+    def expect(n):
+        sweep = compute.dk_sweep(n, SWEEP_DK, seed=0, heads=1)
+        np.testing.assert_array_equal(view.sweep.entropy_scaled.yData, np.asarray(sweep["entropy_scaled"]) / math.log(n))
+        np.testing.assert_array_equal(view.sweep.std.yData, sweep["std_qk"])
+
+    expect(12)
+    curve = view.sweep.entropy_scaled.yData
+    model.d_k = 40
+    settle(qtbot, view)
+    assert view.sweep.entropy_scaled.yData is curve  # not set again: the same sweep
+    assert view.sweep.now_line.value() == pytest.approx(math.log10(40))
+    model.n = 20  # a new sweep (n keys)
+    qtbot.waitUntil(lambda: not view.sweep_running and view.sweep_data is not None, timeout=20000)
+    settle(qtbot, view)
+    expect(20)
+    assert view.sweep.now_line.value() == pytest.approx(math.log10(40))

@@ -197,6 +197,11 @@ class SweepPlot(Plot):
             label.setText(label.text, color=theme.foreground)
 
     def set_sweep(self, sweep: dict | None, n: int) -> None:
+        """Draw ``sweep`` (computed at ``n`` keys); the same sweep and n again changes nothing
+        (every redraw shows the sweep: a slider step of d_k only moves the mark)."""
+        if sweep is not None and sweep is getattr(self, "_sweep_shown", None) and n == self._sweep_n:
+            return
+        self._sweep_shown, self._sweep_n = sweep, n  # the sweep's dict is never changed in place
         if sweep is None:
             for c in (self.entropy_scaled, self.entropy_raw, self.max_scaled, self.max_raw, self.std, self.sqrt):
                 unchanged.set_curve(c, [], [])
