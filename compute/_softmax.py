@@ -145,7 +145,7 @@ def _blocks(rows: FloatArray, each: Any, scratch: bool = False) -> None:
     """
     r = rows.shape[0]
     row_bytes = max(1, rows.shape[-1] * rows.dtype.itemsize)
-    if r * row_bytes <= _BLOCK_BYTES:  # one block on this thread: no schedule to make
+    if r * row_bytes <= _BLOCK_BYTES and r * row_bytes < _SPLIT_BYTES:  # one block, this thread: no schedule
         each(0, r, np.empty_like(rows) if scratch else None)
         return
     k = 1 if r * row_bytes < _SPLIT_BYTES else max_threads()
