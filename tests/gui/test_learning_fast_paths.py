@@ -61,14 +61,19 @@ def test_the_students_job_trains_in_its_own_child_the_students_trained_here():
     m = short_model(student_examples=30, distil_t=3.0, distil_alpha=0.6)
     run = m.training_run()
     inputs = m.students_inputs(run)
+    d, s = m.digits(), m.split()
+    # the teacher's logits passed in are the Distil tab's (cached) logits of the students' digits, and the
+    # students trained on them are the students trained on logits computed afresh
+    np.testing.assert_array_equal(inputs[-1], compute.classifier_logits(run.at(m.epoch), d.x[s.train[:30]]))
+    assert inputs[-1] is m._distil_logits(run)[1][1]
     here = drain(results.train_students(*inputs))
+    _same_students(here, drain(results.train_students(*inputs[:-1])))
     there = drain(students_job(inputs))
     child = worker.STUDENTS_WORKER._process
     assert child is not None and child.is_alive()  # not the fallback
     assert worker.WORKER._process is None or worker.WORKER._process.pid != child.pid
     _same_students(there, here)
     # the soft student did learn from the teacher's soft targets: its first loss is the distillation loss
-    d = m.digits()
     teacher = compute.classifier_logits(run.at(m.epoch), d.x[here.examples])
     student = compute.classifier_logits(there.soft.params[0], d.x[here.examples])
     loss, _ = compute.distillation_loss(student, teacher, d.labels[here.examples], 3.0, 0.6)
@@ -171,6 +176,44 @@ def test_a_new_epoch_gives_the_model_embedding_a_new_batch():
     pixels = m.contrast(run)
     m.set_param("epoch", 1)
     assert m.contrast(run) is pixels
+
+
+# -- the Distil tab --------------------------------------------------------------------------------
+def test_a_distillation_t_move_reuses_what_t_1_shows_and_gives_a_fresh_result(monkeypatch):
+    m = short_model(student_examples=30)
+    run = m.training_run()
+    fresh_at_one = results.distil_at_one
+    made = []
+    monkeypatch.setattr(results, "distil_at_one", lambda logits: made.append(1) or fresh_at_one(logits))
+
+    def fresh() -> results.DistilResult:  # nothing passed in (and not counted)
+        with monkeypatch.context() as plain:
+            plain.setattr(results, "distil_at_one", fresh_at_one)
+            return results.distil_result(run.at(m.epoch), m.digits(), m.split(), m.student_examples,
+                                         m.distil_t, m.example)
+
+    def same(a: results.DistilResult, b: results.DistilResult) -> None:
+        for name in ("soft_1", "soft_t", "seed_1", "seed_t"):
+            np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+        assert (a.temperature, a.example, a.label, a.dark_1, a.dark_t) == (
+            b.temperature, b.example, b.label, b.dark_1, b.dark_t)
+
+    for t in (2.0, 9.0, 1.0, 15.0):
+        m.set_param("distil_t", t)
+        same(m.distil(run), fresh())
+    assert len(made) == 1
+    one = m.distil(run)
+    for name, value in (("example", 7), ("student_examples", 50), ("epoch", 2)):
+        m.set_param(name, value)
+        got = m.distil(run)
+        same(got, fresh())
+        assert len(made) == 2, name  # a new digit, new students' digits or new weights: T = 1 again
+        made.clear()
+        made.append(1)
+    assert not np.array_equal(got.soft_1, one.soft_1) and got.dark_1 != one.dark_1
+    d = m.digits()
+    z = compute.classifier_logits(run.at(2), d.x[got.example:got.example + 1])[0]
+    np.testing.assert_allclose(got.soft_1, np.exp(z - z.max()) / np.exp(z - z.max()).sum(), rtol=1e-12)
 
 
 # -- the view --------------------------------------------------------------------------------------

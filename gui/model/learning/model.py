@@ -204,22 +204,30 @@ class LearningModel(ViewModel):
                             lambda: results.calibration_result(run, self.epoch, self.digits(), self.split(),
                                                                self.calibration_t, self.bins, fit, binned))
 
+    def _distil_logits(self, run: TrainRun) -> tuple[tuple, tuple]:
+        """The cache key of the Distil tab's teacher logits and the logits (:func:`results.distil_logits`)."""
+        n = self.value_in_use("student_examples")
+        key = self._run_key(run) + (n, self.example)
+        return key, self._cached("distil_logits", key, lambda: results.distil_logits(
+            run.at(self.epoch), self.digits(), self.split(), n, self.example))
+
     def distil(self, run: TrainRun | None = None) -> results.DistilResult:
         run = run or self.training_run()
         n = self.value_in_use("student_examples")
-        key = self._run_key(run) + (n, self.example)
-        logits = self._cached("distil_logits", key, lambda: results.distil_logits(
-            run.at(self.epoch), self.digits(), self.split(), n, self.example))
+        key, logits = self._distil_logits(run)
+        at_one = self._cached("distil_at_one", key, lambda: results.distil_at_one(logits))
         return self._cached("distil", key + (self.distil_t,),
                             lambda: results.distil_result(run.at(self.epoch), self.digits(), self.split(), n,
-                                                          self.distil_t, self.example, logits))
+                                                          self.distil_t, self.example, logits, at_one))
 
     def students_key(self, run: TrainRun) -> tuple:
         return self._run_key(run) + (self.value_in_use("student_examples"), self.distil_t, self.distil_alpha)
 
     def students_inputs(self, run: TrainRun) -> tuple:
+        """The arguments of :func:`results.train_students`, with the teacher's logits of the students'
+        digits that the Distil tab already has (not a second product while the window redraws)."""
         return (run.at(self.epoch), self.digits(), self.split(), self.value_in_use("student_examples"),
-                self.distil_t, self.distil_alpha, self.seed)
+                self.distil_t, self.distil_alpha, self.seed, self._distil_logits(run)[1][1])
 
     def offer_students(self, key: tuple, students: results.Students) -> None:
         self._students = {key: students}

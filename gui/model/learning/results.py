@@ -139,9 +139,12 @@ def _steps_here(inputs: tuple) -> Generator[tuple[float, TrainRun], None, TrainR
 
 
 def train_students(teacher: dict[str, np.ndarray], digits: Digits, split: Split, n: int, temperature: float,
-                   alpha: float, seed: int, steps: Callable[[tuple], Generator] | None = None,
-                   ) -> Generator[float, None, Students]:
+                   alpha: float, seed: int, teacher_logits: np.ndarray | None = None,
+                   steps: Callable[[tuple], Generator] | None = None) -> Generator[float, None, Students]:
     """Train both students (a job: yields progress); the teacher's weights are fixed.
+
+    ``teacher_logits``: the teacher's logits of the students' digits, if already at hand (the second
+    of :func:`distil_logits`, the same product); computed here otherwise.
 
     ``steps`` trains one student from ``(config, x_train, y_train, x_val, y_val, n_classes,
     teacher_logits)``, yielding ``(fraction, run so far)`` and returning the run: by default
@@ -151,9 +154,11 @@ def train_students(teacher: dict[str, np.ndarray], digits: Digits, split: Split,
     x, labels = digits.x, digits.labels
     config = TrainConfig(**{**STUDENT.__dict__, "seed": seed, "temperature": temperature, "alpha": alpha})
     runs = []
-    for i, teacher_logits in enumerate((None, classifier_logits(teacher, x[rows]))):
+    if teacher_logits is None:
+        teacher_logits = classifier_logits(teacher, x[rows])
+    for i, targets in enumerate((None, teacher_logits)):
         steps_of = (steps or _steps_here)((config, x[rows], labels[rows], x[split.val], labels[split.val],
-                                           N_CLASSES, teacher_logits))
+                                           N_CLASSES, targets))
         try:
             while True:
                 try:
@@ -194,19 +199,28 @@ def distil_logits(teacher: dict[str, np.ndarray], digits: Digits, split: Split, 
             classifier_logits(teacher, digits.x[student_rows(split, n)]))
 
 
+def distil_at_one(logits: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray, float]:
+    """What the Distil tab shows at T = 1 (whatever T is set): the shown digit's and the articles'
+    teacher's distributions, and the dark knowledge of the students' digits."""
+    z, zs = logits
+    return (soft_targets(z, 1.0), soft_targets(probabilities=SEED_TEACHER, temperature=1.0),
+            float(dark_knowledge(zs, 1.0).mean()))
+
+
 def distil_result(teacher: dict[str, np.ndarray], digits: Digits, split: Split, n: int, temperature: float,
-                  example: int, logits: tuple[np.ndarray, np.ndarray] | None = None) -> DistilResult:
+                  example: int, logits: tuple[np.ndarray, np.ndarray] | None = None,
+                  at_one: tuple[np.ndarray, np.ndarray, float] | None = None) -> DistilResult:
     """The soft targets of one test digit (``example``: its position in the test split) and of the
     articles' teacher, and the dark knowledge of the students' digits; ``logits``
-    (:func:`distil_logits`) may come from a cache."""
+    (:func:`distil_logits`) and ``at_one`` (:func:`distil_at_one` of them) may come from a cache."""
     position = min(example, len(split.test) - 1)
     idx = int(split.test[position])
     z, zs = logits if logits is not None else distil_logits(teacher, digits, split, n, example)
+    soft_1, seed_1, dark_1 = at_one if at_one is not None else distil_at_one((z, zs))
     return DistilResult(
-        temperature, position, idx, int(digits.labels[idx]), soft_targets(z, 1.0), soft_targets(z, temperature),
-        soft_targets(probabilities=SEED_TEACHER, temperature=1.0),
-        soft_targets(probabilities=SEED_TEACHER, temperature=temperature),
-        float(dark_knowledge(zs, 1.0).mean()), float(dark_knowledge(zs, temperature).mean()))
+        temperature, position, idx, int(digits.labels[idx]), soft_1, soft_targets(z, temperature),
+        seed_1, soft_targets(probabilities=SEED_TEACHER, temperature=temperature),
+        dark_1, float(dark_knowledge(zs, temperature).mean()))
 
 
 # -- Contrast --------------------------------------------------------------------------------------
