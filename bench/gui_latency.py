@@ -6,7 +6,9 @@ Run from the repository root::
     python bench/gui_latency.py --steps 20 # quick look
 
 For each registered view (built on a fresh ``Lab``, shown at 1400x900 on the
-offscreen platform) and each ``ValueSlider`` in it, the slider's QSlider is
+offscreen platform, in the app's light theme: its Python style and palette,
+which the window installs; until December 2026 the views were timed in
+plain Fusion, which skips the style's Python calls) and each ``ValueSlider`` in it, the slider's QSlider is
 moved through ``--steps`` positions (a triangle wave of 10/1000 of the range
 per step, so every step changes the value).  One step is timed from just
 before ``QSlider.setValue`` to the end of a synchronous ``repaint()`` of the
@@ -77,6 +79,7 @@ from PySide6.QtGui import QGuiApplication  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from gui import registry  # noqa: E402
+from gui import theme as themes  # noqa: E402
 from gui.app import make_app  # noqa: E402  (imports PySide6, then pyqtgraph via gui.qt)
 from gui.model.lab import Lab  # noqa: E402
 from gui.qt import pg  # noqa: E402
@@ -402,6 +405,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--steps must be >= 1 and --warmup >= 0")
 
     app = make_app([sys.argv[0]])
+    themes.manager().set_mode("light")  # the app's own style and palette, as the window installs them
     results = []
     started = time.perf_counter()
     specs = [s for s in registry.VIEWS if not args.views or s.name in args.views]
