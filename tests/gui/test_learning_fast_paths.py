@@ -8,6 +8,8 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -72,6 +74,9 @@ def test_the_students_job_trains_in_its_own_child_the_students_trained_here():
     child = worker.STUDENTS_WORKER._process
     assert child is not None and child.is_alive()  # not the fallback
     assert worker.WORKER._process is None or worker.WORKER._process.pid != child.pid
+    if hasattr(os, "getpriority"):  # it yields the cores to the window
+        mine = os.getpriority(os.PRIO_PROCESS, 0)
+        assert os.getpriority(os.PRIO_PROCESS, child.pid) == min(mine + worker.STUDENTS_NICE, 19)
     _same_students(there, here)
     # the soft student did learn from the teacher's soft targets: its first loss is the distillation loss
     teacher = compute.classifier_logits(run.at(m.epoch), d.x[here.examples])

@@ -27,6 +27,7 @@ teacher's training.
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
 import threading
 from collections.abc import Generator
 
@@ -42,8 +43,14 @@ class TrainingFailed(RuntimeError):
     """The training itself raised (in the child): the same would happen in this process."""
 
 
-def _child(conn) -> None:  # pragma: no cover - runs in the child process
+def _child(conn, nice: int = 0) -> None:  # pragma: no cover - runs in the child process
     import compute
+
+    if nice:
+        try:
+            os.nice(nice)  # yield the cores to the window (scheduling only: the same numbers)
+        except (AttributeError, OSError):
+            pass
 
     while True:
         try:
@@ -80,8 +87,9 @@ def _child(conn) -> None:  # pragma: no cover - runs in the child process
 class _Worker:
     """The child process and its end of the pipe (one per process, used by one run at a time)."""
 
-    def __init__(self, name: str = "softmax-lab-training") -> None:
+    def __init__(self, name: str = "softmax-lab-training", nice: int = 0) -> None:
         self._name = name
+        self._nice = nice
         self._lock = threading.Lock()
         self._process = None
         self._conn = None
@@ -90,7 +98,7 @@ class _Worker:
         if self._process is None or not self._process.is_alive():
             ctx = mp.get_context("spawn")
             parent, child = ctx.Pipe()
-            process = ctx.Process(target=_child, args=(child,), daemon=True, name=self._name)
+            process = ctx.Process(target=_child, args=(child, self._nice), daemon=True, name=self._name)
             process.start()
             child.close()
             self._process, self._conn = process, parent
@@ -157,8 +165,10 @@ class _Worker:
 
 WORKER = _Worker()
 #: The Distil tab's students train in a second child, so that they never hold up the teacher's training
-#: (nor it them); like the first, it starts on first use and stays.
-STUDENTS_WORKER = _Worker("softmax-lab-students")
+#: (nor it them); like the first, it starts on first use and stays.  It runs at a lower priority: every
+#: move of a Distil slider restarts it, and the redraw that the move asks for comes first.
+STUDENTS_NICE = 10
+STUDENTS_WORKER = _Worker("softmax-lab-students", nice=STUDENTS_NICE)
 
 
 def process_steps(inputs: tuple, worker: _Worker | None = None) -> Generator[tuple[float, TrainRun], None, TrainRun]:
