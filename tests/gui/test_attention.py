@@ -366,10 +366,10 @@ def gated(monkeypatch):
     gate = threading.Event()
     calls = []
 
-    def slow(inputs):
+    def slow(inputs, **options):
         calls.append(inputs.d_k)
         gate.wait(10)
-        return real(inputs)
+        return real(inputs, **options)
 
     monkeypatch.setattr(core_module, "compute_core", slow)
     return gate, calls

@@ -201,3 +201,14 @@ def test_the_sweep_is_drawn_again_only_when_it_changes_and_the_mark_follows_d_k(
     settle(qtbot, view)
     expect(20)
     assert view.sweep.now_line.value() == pytest.approx(math.log10(40))
+
+
+@pytest.mark.parametrize("n", [12, 512])  # 512 x 512 x 2 cells: the head on the helper thread
+def test_the_core_computes_the_head_asked_for_and_no_other(n):
+    m = AttentionModel(n=n, d_k=4, heads=2, seed=9, causal="on")
+    core = compute_core(m.snapshot(), head=1)
+    assert core.parts.computed(1) and not core.parts.computed(0)
+    _raw, w, out = full(m)
+    np.testing.assert_array_equal(core.head_weights(1), w[1])
+    np.testing.assert_array_equal(core.head_output(1), out[1])
+    np.testing.assert_array_equal(core.head_weights(0), w[0])

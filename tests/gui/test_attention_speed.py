@@ -35,9 +35,9 @@ def gated(monkeypatch):
     real = core_module.compute_core
     gate = threading.Event()
 
-    def slow(inputs):
+    def slow(inputs, **options):
         gate.wait(10)
-        return real(inputs)
+        return real(inputs, **options)
 
     monkeypatch.setattr(core_module, "compute_core", slow)
     return gate

@@ -302,8 +302,11 @@ def _helper() -> ThreadPoolExecutor:
         return _HELPER
 
 
-def compute_core(inp: CoreInputs) -> AttentionCore:
+def compute_core(inp: CoreInputs, *, head: int | None = None) -> AttentionCore:
     """The core for ``inp``: a pure function of the snapshot (no model, no Qt; thread-safe).
+
+    ``head`` (0-based) is computed too: a large core computes it on the helper
+    thread while the histograms are counted (the view's worker passes the head shown).
 
     One ``compute.attention_parts(..., weights=False)`` call gives every
     head's raw and scaled score matrices (``compute.attention_scores``'
@@ -341,16 +344,23 @@ def compute_core(inp: CoreInputs) -> AttentionCore:
         allowed = allowed & mask
     allowed = np.broadcast_to(allowed, (h, n_q, n_k))
     empty = np.broadcast_to(np.asarray(compute.masked_rows(causal, mask, n_q, n_k)), (h, n_q))
+    parts = HeadParts(h, compute_head)
     spread = _helper().submit(_spread, raw, scores) if raw.size >= PARALLEL_CELLS else None
+    shown = None
+    if head is not None:
+        head = min(max(head, 0), h - 1)
+        shown = _helper().submit(parts.head, head) if spread is not None else parts.head(head)
     sample_raw = raw.reshape(-1)[:: max(1, raw.size // HIST_SAMPLE)]
     sample_scaled = scores.reshape(-1)[:: max(1, scores.size // HIST_SAMPLE)]
     top = float(max(np.abs(sample_raw).max(), np.abs(sample_scaled).max(), 1e-12))
     edges = np.linspace(-top, top, HIST_BINS + 1)
     counts_raw, counts_scaled = histograms(sample_raw, sample_scaled, factor, edges)
     std_raw, std_scaled = spread.result() if spread is not None else _spread(raw, scores)
+    if spread is not None and shown is not None:
+        shown.result()  # its errors are raised here, in the job
     return AttentionCore(
         q_labels=q_labels, k_labels=k_labels, q=q, k=k, v=v, scale=float(factor), raw=raw,
-        scores=scores, parts=HeadParts(h, compute_head), allowed=allowed, empty_rows=empty,
+        scores=scores, parts=parts, allowed=allowed, empty_rows=empty,
         memory=int(compute.attention_memory(n_q, n_k, q.shape[2], v.shape[2], heads=h)),
         hist_edges=edges,
         hist_raw=counts_raw / sample_raw.size,

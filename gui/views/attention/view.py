@@ -49,11 +49,9 @@ def _core_job(request):
     0: the grid of every head); the inputs travel with the core, so the model can check it is
     still current.  The other heads are computed when they are shown (or exported)."""
     inputs, head = request
-    core = attention_core.compute_core(inputs)
+    core = attention_core.compute_core(inputs, head=max(head, 1) - 1)
     if head == 0:
         core.parts.whole()
-    else:
-        core.parts.head(min(head, core.heads) - 1)
     return inputs, core
 
 
