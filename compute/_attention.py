@@ -351,13 +351,10 @@ def attention_parts(
     and ``scores`` are ``attention_scores(q, k, 1.0)`` and
     ``attention_scores(q, k, scale)`` in the working dtype.
 
-    With ``weights=False`` only ``raw`` and ``scores`` are computed (the
-    same bits; ``weights`` and ``output`` are None), after the same checks
-    of ``v`` and ``mask``.  Every row is its own softmax and every leading
-    index its own product, so a caller that needs the weights of a few
-    heads only (the Attention view, which shows one) gets them from
-    ``attention_parts`` of those heads' slices, bit for bit the slices of
-    the full call's.
+    ``weights=False`` computes ``raw`` and ``scores`` only (the same checks and
+    bits; ``weights`` and ``output`` None).  Each leading index is its own
+    product and softmax: a caller needing a few heads' weights calls this on
+    their slices, the full call's slices bit for bit.
     """
     return _attention_host(q, k, v, mask, scale=scale, causal=causal, keep_raw=True, keep_weights=weights)
 

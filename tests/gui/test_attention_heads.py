@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 import compute
 from gui.model import attention as attn
 from gui.model.attention import AttentionModel
-from gui.model.attention.core import HIST_BINS, PARALLEL_CELLS, compute_core, histograms
+from gui.model.attention.core import HIST_BINS, compute_core, histograms
 
 
 def full(m: AttentionModel, mask=None):
@@ -162,10 +162,8 @@ def test_the_core_histograms_and_spread_are_numpys_of_every_head():
     assert core.hist_raw.sum() == pytest.approx(1.0)
 
 
-def test_a_large_core_takes_its_spread_beside_the_histograms():
-    """From PARALLEL_CELLS score cells on, the spread is taken on a second thread: the same numbers."""
+def test_a_large_core_has_numpys_spread_and_histograms():
     m = AttentionModel(n=512, d_k=4, heads=1, seed=4)
-    assert 512 * 512 >= PARALLEL_CELLS
     core = compute_core(m.snapshot())
     raw, _w, _out = full(m)
     assert core.std_raw == float(raw.std())
@@ -203,7 +201,7 @@ def test_the_sweep_is_drawn_again_only_when_it_changes_and_the_mark_follows_d_k(
     assert view.sweep.now_line.value() == pytest.approx(math.log10(40))
 
 
-@pytest.mark.parametrize("n", [12, 512])  # 512 x 512 x 2 cells: the head on the helper thread
+@pytest.mark.parametrize("n", [12, 512])
 def test_the_core_computes_the_head_asked_for_and_no_other(n):
     m = AttentionModel(n=n, d_k=4, heads=2, seed=9, causal="on")
     core = compute_core(m.snapshot(), head=1)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,8 +30,6 @@ from gui.model.texts import tr
 #: At most this many score entries go into the histogram (a strided sample beyond).
 HIST_SAMPLE = 1_000_000
 HIST_BINS = 60
-#: Cores with at least this many score cells take the spread on a second thread.
-PARALLEL_CELLS = 512 * 512
 #: The key dimensions of the d_k sweep (4 to 1024, log-spaced).
 SWEEP_DK = np.unique(np.round(np.geomspace(4, 1024, 17)).astype(int))
 SWEEP_COLUMNS = ("d_k", "entropy_scaled", "entropy_unscaled", "max_weight_scaled", "max_weight_unscaled",
@@ -283,30 +280,11 @@ def histograms(sample_raw: np.ndarray, sample_scaled: np.ndarray, scale: float,
     return sorted_counts(ordered, edges), sorted_counts(ordered_scaled, edges)
 
 
-def _spread(raw: np.ndarray, scores: np.ndarray) -> tuple[float, float]:
-    """The standard deviations of every raw and every scaled score."""
-    return float(raw.std()), float(scores.std())
-
-
-_HELPER: ThreadPoolExecutor | None = None
-_HELPER_LOCK = threading.Lock()
-
-
-def _helper() -> ThreadPoolExecutor:
-    """One thread beside the core's own: large cores take their spread there while the
-    histograms are counted (NumPy lets go of the GIL in both)."""
-    global _HELPER
-    with _HELPER_LOCK:
-        if _HELPER is None:
-            _HELPER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="attention-spread")
-        return _HELPER
-
-
 def compute_core(inp: CoreInputs, *, head: int | None = None) -> AttentionCore:
     """The core for ``inp``: a pure function of the snapshot (no model, no Qt; thread-safe).
 
-    ``head`` (0-based) is computed too: a large core computes it on the helper
-    thread while the histograms are counted (the view's worker passes the head shown).
+    ``head`` (0-based): that head's weights and output are computed too (the
+    view's worker passes the head shown, so the view's thread does not).
 
     One ``compute.attention_parts(..., weights=False)`` call gives every
     head's raw and scaled score matrices (``compute.attention_scores``'
@@ -345,19 +323,13 @@ def compute_core(inp: CoreInputs, *, head: int | None = None) -> AttentionCore:
     allowed = np.broadcast_to(allowed, (h, n_q, n_k))
     empty = np.broadcast_to(np.asarray(compute.masked_rows(causal, mask, n_q, n_k)), (h, n_q))
     parts = HeadParts(h, compute_head)
-    spread = _helper().submit(_spread, raw, scores) if raw.size >= PARALLEL_CELLS else None
-    shown = None
     if head is not None:
-        head = min(max(head, 0), h - 1)
-        shown = _helper().submit(parts.head, head) if spread is not None else parts.head(head)
+        parts.head(min(max(head, 0), h - 1))
     sample_raw = raw.reshape(-1)[:: max(1, raw.size // HIST_SAMPLE)]
     sample_scaled = scores.reshape(-1)[:: max(1, scores.size // HIST_SAMPLE)]
     top = float(max(np.abs(sample_raw).max(), np.abs(sample_scaled).max(), 1e-12))
     edges = np.linspace(-top, top, HIST_BINS + 1)
     counts_raw, counts_scaled = histograms(sample_raw, sample_scaled, factor, edges)
-    std_raw, std_scaled = spread.result() if spread is not None else _spread(raw, scores)
-    if spread is not None and shown is not None:
-        shown.result()  # its errors are raised here, in the job
     return AttentionCore(
         q_labels=q_labels, k_labels=k_labels, q=q, k=k, v=v, scale=float(factor), raw=raw,
         scores=scores, parts=parts, allowed=allowed, empty_rows=empty,
@@ -365,7 +337,7 @@ def compute_core(inp: CoreInputs, *, head: int | None = None) -> AttentionCore:
         hist_edges=edges,
         hist_raw=counts_raw / sample_raw.size,
         hist_scaled=counts_scaled / sample_scaled.size,
-        std_raw=std_raw, std_scaled=std_scaled, note=note,
+        std_raw=float(raw.std()), std_scaled=float(scores.std()), note=note,
     )
 
 
