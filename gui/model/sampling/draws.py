@@ -74,16 +74,18 @@ def _fractions(steps: Iterator[tuple[int, int]]) -> Generator[float, None, Any]:
         yield done / total if total else 1.0
 
 
-def sample_support(filtered: np.ndarray, n: int, seed: int) -> np.ndarray:
+def sample_support(filtered: np.ndarray, n: int, seed: int, support: np.ndarray | None = None) -> np.ndarray:
     """``compute.sample_probs(filtered, n, seed)``, bit for bit, drawn over the tokens of p > 0 only.
 
     sample_probs cuts [0, 1) at the running sum of the row; a zero adds
     exactly nothing to it, so the tokens of p > 0, drawn from alone, get the
     same cuts, the same uniforms and the same shuffle, and their ids map back
     through the support (ascending, like the row).  After top-k that is a
-    few dozen tokens instead of V.
+    few dozen tokens instead of V.  ``support`` is ``np.flatnonzero(filtered > 0)``
+    when already made.
     """
-    support = np.flatnonzero(filtered > 0)
+    if support is None:
+        support = np.flatnonzero(filtered > 0)
     if support.size == filtered.size or support.size == 0:  # nothing to skip (or sample_probs refuses it)
         return compute.sample_probs(filtered, n, seed)
     if not (filtered >= 0).all():
@@ -101,18 +103,18 @@ def draw_steps(inputs: DrawInputs) -> Generator[float, None, DrawResult]:
     filtered = inputs.filtered
     if filtered is None:
         filtered = compute.filter_probs(logits, **inputs.knobs)
+    support = np.flatnonzero(filtered > 0)  # the tokens that can be drawn, ascending (as filtered > 0 picks them)
     if inputs.method == "gumbel_max":
         draws = yield from _fractions(compute.gumbel_max_steps(logits, inputs.n, inputs.seed, **inputs.knobs))
     elif filtered.dtype == np.float64:  # the row sample() would filter again: filter once
-        draws = sample_support(filtered, inputs.n, inputs.seed)
+        draws = sample_support(filtered, inputs.n, inputs.seed, support)
         yield 1.0
     else:
         draws = compute.sample(logits, inputs.n, inputs.seed, **inputs.knobs)
         yield 1.0
     counts = np.bincount(draws, minlength=logits.size)
     expected = inputs.n * filtered
-    keep = filtered > 0
-    stat, dof, p = compute.chi_square_test(counts[keep], expected[keep], min_expected=MIN_EXPECTED)
+    stat, dof, p = compute.chi_square_test(counts[support], expected[support], min_expected=MIN_EXPECTED)
     return DrawResult(inputs, draws, counts, expected, float(stat), int(dof), float(p))
 
 

@@ -26,6 +26,7 @@ so the view can run them in a background job and hand the result back to
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 from collections.abc import Generator
@@ -112,8 +113,12 @@ CUM_POINTS = 600
 SWITCHED_KNOBS = ("top_k", "top_p", "min_p")
 
 
+@functools.lru_cache(maxsize=16)
 def _log_ranks(v: int, points: int = CUM_POINTS) -> np.ndarray:
-    return np.unique(np.geomspace(1, v, points).round().astype(np.int64))
+    """The log-spaced ranks of the cumulative curve (made once per V: read-only, shared by the results)."""
+    ranks = np.unique(np.geomspace(1, v, points).round().astype(np.int64))
+    ranks.flags.writeable = False
+    return ranks
 
 
 @evented
