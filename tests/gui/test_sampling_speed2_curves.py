@@ -78,6 +78,9 @@ def test_a_vocabulary_drag_asks_for_curves_once_v_rests_and_they_are_computes_ow
     assert asked == [(("zipf", c + 100, m.seed),)]
     assert not job.busy and view._curves_timer.isActive()
     assert m.cached_curves(view.scores) is None
+    qtbot.wait(100)
+    view._redraw()  # another redraw of the same vocabulary (another slider) does not put the wait off again
+    assert view._curves_timer.remainingTime() < 380
     qtbot.waitUntil(lambda: m.cached_curves(view.scores) is not None, timeout=20000)
     assert asked[1:] == [m.curves_inputs(view.scores)[0]]  # once V rested: the last vocabulary only
     want = compute.sampling_curves(m.vocabulary(view.scores).logits, CURVE_T)

@@ -128,6 +128,7 @@ class SamplingView(FileDrops, BaseView):
         self._curves_timer.setSingleShot(True)
         self._curves_timer.setInterval(CURVES_REST_MS)
         self._curves_timer.timeout.connect(self._ask_curves)
+        self._curves_waiting: tuple | None = None  # the vocabulary the timer waits to ask for
         self.curves_job.failed.connect(lambda _key, text: self.tell(text, error=True))
 
     # -- messages and files --------------------------------------------------------------------
@@ -176,7 +177,8 @@ class SamplingView(FileDrops, BaseView):
         if m.cached_curves(self.scores) is None and not self.synchronous:
             key, logits = m.curves_inputs(self.scores)
             if logits.size >= CURVES_IN_JOB_V:
-                if key != self.curves_job.wanted_key or not self.curves_job.busy:
+                waiting = self._curves_timer.isActive() and key == self._curves_waiting
+                if not waiting and (key != self.curves_job.wanted_key or not self.curves_job.busy):
                     now = time.monotonic()
                     rest_s = self._curves_timer.interval() / 1000  # CURVES_REST_MS
                     resting = now - self._curves_asked >= rest_s and not self._curves_timer.isActive()
@@ -186,6 +188,7 @@ class SamplingView(FileDrops, BaseView):
                     else:
                         if self.curves_job.busy:
                             self.curves_job.cancel()  # a vocabulary no longer shown: stop at its next block
+                        self._curves_waiting = key
                         self._curves_timer.start()  # (re)started: asked for once V rests
                 return
         self.curves.show_result(m.t_curve_result(self.scores))
