@@ -150,9 +150,12 @@ class Heatmap(Plot):
     def _write_cells(self, values: np.ndarray, formats: tuple) -> None:
         """Cell k's text shows ``values.flat[k]`` in the first of ``formats`` that fits (see fit_cell_texts)."""
         m = values.shape[1] if values.ndim == 2 else 1
-        for k, text in enumerate(self._texts):
-            i, j = divmod(k, m)
-            text.setPos(j + 0.5, i + 0.5)
+        placed = getattr(self, "_placed", None)
+        if placed is None or placed[0] is not self._texts or placed[1] != m:  # positions follow the shape alone
+            self._placed = (self._texts, m)
+            for k, text in enumerate(self._texts):
+                i, j = divmod(k, m)
+                text.setPos(j + 0.5, i + 0.5)
         self._cell_values = values
         self._cell_formats = formats
         self.fit_cell_texts()
@@ -176,12 +179,19 @@ class Heatmap(Plot):
         values = self._cell_values.ravel()[: len(texts)]
         chosen = None
         if metrics.height() + CELL_PAD[1] <= cell_h:
+            # each distinct value (bit for bit: -0.0 and 0.0 may print apart) formatted and measured once
+            bits = np.ascontiguousarray(values, dtype=np.float64).view(np.uint64)
+            _, first, inverse = np.unique(bits, return_index=True, return_inverse=True)
+            uniq = values[first]
             for f in self._cell_formats:
-                strings = [f(v) for v in values]
-                if max(metrics.horizontalAdvance(t) for t in strings) + CELL_PAD[0] <= cell_w:
-                    chosen = strings
+                texts_u = [f(v) for v in uniq]
+                if all(metrics.horizontalAdvance(t) + CELL_PAD[0] <= cell_w for t in dict.fromkeys(texts_u)):
+                    chosen = [texts_u[i] for i in inverse.ravel()]
                     break
+        was = self.cell_numbers_shown
         self.cell_numbers_shown = shown = chosen is not None
+        if shown and not was:
+            self._color_texts()
         for k, text in enumerate(texts):
             if shown and text.toPlainText() != chosen[k]:
                 text.setText(chosen[k])
@@ -200,8 +210,8 @@ class Heatmap(Plot):
 
     def _color_texts(self) -> None:
         """Dark text on light cells, light text on dark ones."""
-        if not self._texts:
-            return
+        if not self._texts or not self.cell_numbers_shown:
+            return  # hidden numbers are coloured when they show (fit_cell_texts)
         lut = self.colorbar.colorMap()
         lo, hi = self.colorbar.levels()
         span = (hi - lo) or 1.0
