@@ -102,8 +102,6 @@ from compute._rows import (
 
 __all__ = ["log_softmax", "logsumexp", "naive_softmax", "softmax"]
 
-
-
 # Rows are processed in blocks of about this many bytes, so that the shift,
 # the exp, the sum and the division of a block all find it in the core's L2
 # cache: the data goes through main memory once in and once out, instead of
@@ -143,11 +141,9 @@ def _blocks(rows: FloatArray, each: Any, scratch: bool = False) -> None:
     is longer); arrays of :data:`_SPLIT_BYTES` or more run on
     :func:`run_chunks` over every usable core, their last blocks smaller.
     """
-    r = rows.shape[0]
-    row_bytes = max(1, rows.shape[-1] * rows.dtype.itemsize)
+    r, row_bytes = rows.shape[0], max(1, rows.shape[-1] * rows.dtype.itemsize)
     if r * row_bytes <= _BLOCK_BYTES and r * row_bytes < _SPLIT_BYTES:  # one block, this thread: no schedule
-        each(0, r, np.empty_like(rows) if scratch else None)
-        return
+        return each(0, r, np.empty_like(rows) if scratch else None)
     k = 1 if r * row_bytes < _SPLIT_BYTES else max_threads()
     bounds = _bounds(r, row_bytes, k)
     n = len(bounds) - 1
