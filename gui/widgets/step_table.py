@@ -5,9 +5,10 @@ when the row can be seen (on an update, the rows on screen; when painting,
 the rows painted; when a reader asks, the rows asked for; a short table
 writes them all), so an update costs what is on screen, not rows x columns
 texts.  The cells, fonts,
-alignment and paint are the QTableWidget's own, as before.  Columns are
-sized to their contents when the longest text of a column changes, as
-before; long tables measure each column's distinct texts on a hidden helper
+alignment and paint are the QTableWidget's own, as before.  A column is
+sized to its contents when its own longest text changes length (until
+December 2026 every column was, whenever one did: at n = 512 that measured
+all seven columns on most steps of a dₖ drag); long tables measure each column's distinct texts on a hidden helper
 view with Qt's own item delegate (see :meth:`StepTable.sizeHintForColumn`).
 """
 
@@ -115,9 +116,13 @@ class StepTable(QTableWidget):
                 self._fill_visible()
             longest = longest_texts(values)
         widths = tuple(max(b, len(t)) for b, t in zip(longest, totals))
-        if widths != self._widths:  # measuring columns is the slow part: only when text widths change
-            self._widths = widths
-            self.resizeColumnsToContents()
+        if widths != self._widths:  # measuring columns is the slow part: only the columns whose texts grew or shrank
+            old, self._widths = self._widths, widths
+            if len(old) != len(widths):
+                self.resizeColumnsToContents()
+            else:
+                for c in (c for c, (a, b) in enumerate(zip(old, widths)) if a != b):
+                    self.resizeColumnToContents(c)
 
     # -- writing the rows' texts -----------------------------------------------------------------
     def _write(self, row: int, texts) -> None:

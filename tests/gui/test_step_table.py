@@ -80,9 +80,11 @@ class WidgetStepTable(QTableWidget):
                 if item.text() != text:
                     item.setText(text)
         widths = tuple(max(len(row[c]) for row in texts) for c in range(COLS))
-        if widths != self._widths:
-            self._widths = widths
-            self.resizeColumnsToContents()
+        if widths != self._widths:  # the one rule changed since: only the columns whose longest text changed
+            old, self._widths = self._widths, widths
+            for c in range(COLS):
+                if not old or old[c] != widths[c]:
+                    self.resizeColumnToContents(c)
 
 
 def step_rows(scores: np.ndarray, temperature: float) -> np.ndarray:
@@ -389,3 +391,24 @@ def test_readers_of_rows_off_screen_get_their_texts(qtbot):
     assert QGuiApplication.clipboard().text() == fmt(rows[far, 4]) + "\n"
     table.keyboardSearch("zzz")  # Qt searches the cells' texts: every row written
     assert all(QTableWidget.item(table, r, c).text() == fmt(rows[r, c]) for r in range(n) for c in range(COLS))
+
+
+def test_only_the_columns_whose_longest_text_changed_are_sized_again(qtbot):
+    """A column whose texts keep their lengths keeps its width (here one the user dragged wider)."""
+    table = StepTable()
+    qtbot.addWidget(table)
+    table.resize(640, 260)
+    table.show()
+    qtbot.waitExposed(table)
+    labels = ["a", "b", "c"]
+    table.show_table(labels, step_rows(np.array([1.0, 2.0, 3.0]), 1.0))
+    table.setColumnWidth(0, 300)  # the user widens the scores' column
+    before = [table.columnWidth(c) for c in range(COLS)]
+    # the same scores (column s keeps its texts), another temperature: the other columns' texts change
+    table.show_table(labels, step_rows(np.array([1.0, 2.0, 3.0]), 0.37))
+    after = [table.columnWidth(c) for c in range(COLS)]
+    assert after[0] == 300
+    grew = [c for c in range(1, COLS) if after[c] != before[c]]
+    assert grew  # the test moves some other column
+    for c in grew:
+        assert after[c] == max(table.sizeHintForColumn(c), table.horizontalHeader().sectionSizeHint(c))
