@@ -143,10 +143,10 @@ from compute._filters import (
     STAGE_TOP_P,
     FilterResult,
     Stage,
-    filter_over_temperatures,
     filter_probs,
     filter_result,
 )
+from compute._filters_over_t import filter_over_temperatures
 from compute._flash import FlashStep, FlashTrace, flash_attention, flash_attention_trace
 from compute._gradients import (
     cross_entropy,

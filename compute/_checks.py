@@ -153,3 +153,22 @@ def check_temperature(t: float) -> float:
 def _check_scale(scale: float) -> float:
     """Validate an attention scale: a finite real number > 0."""
     return _check_positive(scale, "scale")
+
+
+def _check_knobs(
+    temperature: float, top_k: Any, top_p: Any, min_p: Any
+) -> tuple[float, int | None, float | None, float | None]:
+    """The sampling knobs validated: ``(T, top_k, top_p, min_p)``, each off knob ``None``."""
+    t = check_temperature(temperature)
+    k = None if top_k is None else _check_count(top_k, "top_k", 1)
+    p = None
+    if top_p is not None:
+        p = _check_finite(top_p, "top_p")
+        if not 0.0 < p <= 1.0:
+            raise ValueError(f"top_p must be in (0, 1], got {top_p!r}")
+    m = None
+    if min_p is not None:
+        m = _check_finite(min_p, "min_p")
+        if not 0.0 <= m <= 1.0:
+            raise ValueError(f"min_p must be in [0, 1], got {min_p!r}")
+    return t, k, p, m

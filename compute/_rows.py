@@ -378,3 +378,41 @@ def _logit_rows(logits: ArrayLike, name: str = "logits") -> tuple[NDArray[np.flo
 def _one_row(logits: ArrayLike, func: str) -> None:
     if np.ndim(logits) != 1:
         raise ValueError(f"{func} takes one 1-D row of logits, got shape {np.shape(logits)}")
+
+
+# Rows longer than this go through the per-row partial top-p path; shorter
+# rows (and any batch of them) are sorted in full, vectorised.
+_SMALL_ROW = 2048
+
+
+def _top_p_cut(p: NDArray[np.float64], top_p: float) -> float:
+    """Smallest probability kept by top-p on one row ``p`` (>= 0, sums to ~1).
+
+    transformers' rule: in ascending order, a token is removed iff its
+    cumulative probability (itself plus everything less probable) is
+    ``<= 1 - top_p``; the most probable token is always kept.  Every token
+    with ``p >= result`` is kept (ties included).
+
+    Short rows are sorted.  Long rows are first bucketed by the top 16 bits
+    of their float64 pattern (exponent and 4 mantissa bits: 16 buckets per
+    power of two, ordered like the values), which gives the mass of every
+    bucket in two linear passes.  Whole buckets then fall on one side of the
+    cut, and only the tokens of the one bucket the cut falls in are sorted:
+    typically a few hundred of 200,000.
+    """
+    limit = 1.0 - top_p
+    if p.size <= _SMALL_ROW:
+        head = np.sort(p)
+        below = 0.0
+    else:
+        bucket = p.view(np.int64) >> 48  # p >= 0, so this is monotone in p
+        mass = np.bincount(bucket, weights=p, minlength=1 << 15)
+        cum = np.cumsum(mass)  # mass of every bucket <= b
+        b = int(np.searchsorted(cum, limit, side="right"))  # first bucket whose end passes the limit
+        if b >= cum.size:  # rounding: nothing exceeds the limit; keep the top token only
+            return float(p.max())
+        below = float(cum[b - 1]) if b else 0.0
+        head = np.sort(p[bucket == b])
+    tails = below + np.cumsum(head)  # ascending cumulative probability
+    first = int(np.searchsorted(tails, limit, side="right"))  # first tail > limit
+    return float(head[min(first, head.size - 1)])

@@ -9,6 +9,7 @@ the generate strip), ``speculative`` (a draft q against the target p),
 the caches and the export).
 """
 
+from gui.model.sampling.curves import CURVE_T, CURVES_IN_JOB_V, curve_job, curve_steps
 from gui.model.sampling.draws import (
     MIN_EXPECTED,
     SYNC_DRAWS,
@@ -21,17 +22,13 @@ from gui.model.sampling.draws import (
 )
 from gui.model.sampling.model import (
     CUM_POINTS,
-    CURVE_T,
     CURVES,
-    CURVES_IN_JOB_V,
     MAX_DRAWS,
     METHODS,
     SWITCH,
     SWITCHED_KNOBS,
     TAU_GRID,
     SamplingModel,
-    curve_job,
-    curve_steps,
 )
 from gui.model.sampling.results import CurveResult, GumbelResult, SamplingResult
 from gui.model.sampling.router import ROUTER_DIM, ROUTER_SHOWN, RouterResult, router

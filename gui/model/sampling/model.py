@@ -29,7 +29,6 @@ from __future__ import annotations
 import functools
 import math
 import os
-from collections.abc import Generator
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
@@ -40,6 +39,7 @@ import compute
 from compute import Stage
 from gui.model.base import ExportArray, ViewModel, choice, param, path_param, text_param
 from gui.model.llm_source import MAX_MODEL_TEXT, MAX_PROMPT_TEXT, ModelSource
+from gui.model.sampling.curves import CURVE_T, curve_job
 from gui.model.sampling.draws import DrawInputs, DrawResult, compute_draws
 from gui.model.sampling.real import DEFAULT_PROMPT, GenStrip, ModelSourcePart, context_steps
 from gui.model.sampling.results import CurveResult, GumbelResult, SamplingResult
@@ -70,41 +70,6 @@ SWITCH = ("off", "on")
 METHODS = ("inverse_cdf", "gumbel_max")
 CURVES = ("entropy", "perplexity", "above_1pct", "top2_gap")
 MAX_DRAWS = 1_000_000
-#: Temperatures of the curves (the T slider's range).
-CURVE_T = np.geomspace(0.05, 5.0, 61)
-#: A vocabulary at least this long gets its temperature curves in a background job (61 softmaxes of
-#: V: about 150 ms at V = 200,000 on two cores), the last curves staying on screen meanwhile.
-CURVES_IN_JOB_V = 20_000
-
-
-def curve_job(logits: np.ndarray) -> dict[str, np.ndarray]:
-    """The temperature curves of one vocabulary row (pure: a job runs it off the GUI thread)."""
-    return compute.sampling_curves(logits, CURVE_T)
-
-
-#: compute.sampling_curves works through this many probabilities at a time (its blocks of temperatures).
-_CURVE_BLOCK = 1 << 21
-
-
-def curve_steps(logits: np.ndarray) -> Generator[float, None, dict[str, np.ndarray]]:
-    """:func:`curve_job` as a job generator: a block of temperatures at a time, progress between blocks.
-
-    The blocks are compute.sampling_curves' own (2**21 // V temperatures, V
-    counting the finite logits only, or all of them when one is +inf), each
-    asked for in a call of its own, so the same block arithmetic gives the
-    same numbers as one call; a job superseded by a new vocabulary (a V
-    drag) stops at the next block instead of finishing all 61 temperatures.
-    """
-    x = np.asarray(logits)
-    v = x.size if np.isposinf(x).any() else int(np.count_nonzero(np.isfinite(x)))
-    block = max(1, _CURVE_BLOCK // max(v, 1))
-    parts = []
-    for start in range(0, CURVE_T.size, block):
-        parts.append(compute.sampling_curves(logits, CURVE_T[start:start + block]))
-        yield min(start + block, CURVE_T.size) / CURVE_T.size
-    return {key: np.concatenate([part[key] for part in parts]) for key in parts[0]}
-
-
 #: Gumbel-softmax temperatures of the sharpening curve (the tau slider's range).
 TAU_GRID = np.geomspace(0.05, 10.0, 41)
 #: The cumulative-probability plot gets at most about this many points (log-spaced ranks).
