@@ -438,11 +438,13 @@ def main(argv: list[str] | None = None) -> int:
                 row["skipped"] = "slider not shown"
                 results.append(row)
                 continue
-            start = vs.slider.value()
+            binding = getattr(vs, "binding", None)
+            start = getattr(binding.model, binding.name) if binding is not None else None
             row.update(measure_slider(view, vs, args.steps, args.warmup, args.pace))
-            # put the slider back, so the next slider runs at the view's settings (until December
-            # 2026 it did not: the Sampling view's later sliders ran at V = 91,464, not 50,257)
-            vs.slider.setValue(start)
+            # put the parameter back, so the next slider runs at the view's settings (until December
+            # 2026 it was not: the Sampling view's later sliders ran at V = 91,464, not 50,257)
+            if binding is not None:
+                binding.model.set_param(binding.name, start)
             wait_throttle(view, time.perf_counter())
             view.flush()
             settle(0.02)
