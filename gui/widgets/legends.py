@@ -238,9 +238,26 @@ def counts_in_corners(points: np.ndarray, size: tuple[float, float], box: tuple[
 def emptiest_corner(points: np.ndarray, size: tuple[float, float], box: tuple[float, float],
                     margin: tuple[float, float], preferred: str) -> str:
     """The corner whose legend rect covers the fewest ``points``; ``preferred`` wins ties."""
-    counts = counts_in_corners(points, size, box, margin)
+    return _fewest(counts_in_corners(points, size, box, margin), preferred)
+
+
+def _fewest(counts: dict[str, int], preferred: str) -> str:
+    """The corner of ``counts`` with the fewest points; ``preferred`` wins ties."""
     order = [preferred] + [c for c in CORNERS if c != preferred]
     return min(order, key=lambda c: counts[c])  # min keeps the first of equals
+
+
+def _array_key(a) -> tuple:
+    """Which data ``a`` is, cheaply: its id and shape (the object is kept alive, so its id is not reused).
+
+    A PlotDataItem hands out the same arrays until its data or display changes; an item whose getData
+    makes new arrays on every call (a bare ScatterPlotItem's views) is simply sampled every time.
+    """
+    return id(a), getattr(a, "shape", None)
+
+
+def _bump_version(data) -> None:
+    data._corner_keeper_version += 1
 
 
 class CornerKeeper(QObject):
@@ -265,6 +282,8 @@ class CornerKeeper(QObject):
         self.span_out = span_out
         self.outside = False
         self.moved_out = None  # callback(legend), set by the plot
+        self._placed_for: tuple | None = None  # what place() last read (see _inputs)
+        self._placed_kept: list = []  # the data items and arrays that key names, kept alive
         self._anchor(preferred)
         scene = item.scene()
         if scene is not None:
@@ -283,6 +302,33 @@ class CornerKeeper(QObject):
         return counts_in_corners(points, (rect.width(), rect.height()), (vb.width(), vb.height()),
                                  self.margin)[corner or self.corner]
 
+    def _inputs(self, rect: QRectF, vb) -> tuple:
+        """Everything :meth:`place` reads, cheaply: the view's range and size, the legend's size and
+        entries, the plot's width, and each data item with its visibility, pen, data arrays (see
+        :func:`_array_key`) and how often it announced new data (``sigPlotChanged``)."""
+        (x0, x1), (y0, y1) = vb.viewRange()
+        legend = self.legend
+        key = [x0, x1, y0, y1, vb.width(), vb.height(), rect.width(), rect.height(), self.item.width(),
+               getattr(legend, "rowCount", 1), tuple(label.text for _sample, label in legend.items)]
+        kept = []
+        for data in self.item.listDataItems():
+            if not hasattr(data, "getData"):
+                continue
+            if not hasattr(data, "_corner_keeper_version"):  # (a missing attribute costs 8 us to look up)
+                data._corner_keeper_version = 0
+                signal = getattr(data, "sigPlotChanged", None)
+                if signal is not None:  # setData with arrays changed in place keeps their ids
+                    signal.connect(_bump_version)
+            visible = data.isVisible()
+            key += [id(data), visible]
+            if not visible:
+                continue
+            x, y = data.getData()
+            key += [data._corner_keeper_version, getattr(data, "opts", {}).get("pen") is None,
+                    _array_key(x), _array_key(y)]
+            kept += [data, x, y]
+        return tuple(key), kept
+
     def place(self) -> None:
         rect = self.legend.boundingRect()
         if self.outside or not self.legend.isVisible() or rect.width() <= 0:
@@ -290,10 +336,15 @@ class CornerKeeper(QObject):
         vb = self.item.getViewBox()
         if vb.width() <= 0 or vb.height() <= 0:
             return
+        key, kept = self._inputs(rect, vb)
+        if key == self._placed_for:
+            return  # nothing it reads changed: the legend already sits where this would put it
+        self._placed_for, self._placed_kept = key, kept
         points = curve_pixels(self.item)
         size, box = (rect.width(), rect.height()), (vb.width(), vb.height())
-        corner = emptiest_corner(points, size, box, self.margin, self.preferred)
-        if counts_in_corners(points, size, box, self.margin)[corner] > 0 and self._fits_above(box):
+        counts = counts_in_corners(points, size, box, self.margin)
+        corner = _fewest(counts, self.preferred)
+        if counts[corner] > 0 and self._fits_above(box):
             self._move_out()
         elif corner != self.corner:
             self._anchor(corner)
