@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 from PySide6.QtCore import QPointF, Signal
-from PySide6.QtGui import QFontMetricsF
+from PySide6.QtGui import QColor, QFontMetricsF
 
 import compute
 from gui import theme as themes
@@ -33,6 +33,38 @@ def _two_decimals(v: float) -> str:
 
 def _one_decimal(v: float) -> str:
     return f"{v:.1f}" if np.isfinite(v) else fmt(v)
+
+
+#: themes.text_on's rule: black text when (L + 0.05)^2 > 0.05 * 1.05, L the background's relative luminance.
+BLACK_ABOVE = 0.05 * 1.05
+#: Cells whose (L + 0.05)^2 computed here lies this close to BLACK_ABOVE are decided by themes.text_on
+#: itself (NumPy's power may differ from Python's in the last bits; the margin is far wider).
+DOUBT = 1e-4
+
+
+def _linear(v: np.ndarray) -> np.ndarray:
+    """sRGB to linear light, as theme._luminance."""
+    return np.where(v <= 0.04045, v / 12.92, ((v + 0.055) / 1.055) ** 2.4)
+
+
+def dark_text(lut: pg.ColorMap, fractions: np.ndarray) -> np.ndarray:
+    """Whether ``themes.text_on`` picks black on ``lut.map(f, mode="qcolor")`` for each ``f``, all at once.
+
+    The same interpolation as the map's QColor mode, each channel rounded to the 16 bits a QColor keeps
+    (``QColor.fromRgbF`` takes floats), then text_on's luminance and threshold; a colour too near the
+    threshold to be sure of goes through text_on as a QColor, so the choice is text_on's exactly.
+    """
+    fractions = np.asarray(fractions, dtype=float)
+    rgba = np.asarray(lut.map(fractions, mode="float"), dtype=float).reshape(fractions.size, -1)
+    # QColor.fromRgbF(float r, ...) keeps int(r * 65535 + 0.5) in float arithmetic (qRound of a float)
+    sixteen = np.floor(rgba[:, :3].astype(np.float32) * np.float32(65535) + np.float32(0.5))
+    channel = sixteen.astype(np.float64) / 65535
+    lum = 0.2126 * _linear(channel[:, 0]) + 0.7152 * _linear(channel[:, 1]) + 0.0722 * _linear(channel[:, 2])
+    score = (lum + 0.05) ** 2
+    black = score > BLACK_ABOVE
+    for k in np.flatnonzero(np.abs(score - BLACK_ABOVE) < DOUBT):
+        black[k] = themes.text_on(QColor.fromRgbF(*rgba[k].tolist())) == "#000000"
+    return black
 
 
 class Heatmap(Plot):
@@ -217,9 +249,10 @@ class Heatmap(Plot):
         span = (hi - lo) or 1.0
         # one map call for every cell (np.interp entry by entry: the colours one call per cell gives)
         values = np.asarray(self._matrix, dtype=float).ravel()[: len(self._texts)]
-        colours = lut.map((np.nan_to_num(values) - lo) / span, mode="qcolor")
-        for k, (text, c) in enumerate(zip(self._texts, colours)):
-            colour = themes.text_on(c)  # black or white, whichever reads better (>= 4.58:1)
+        black = dark_text(lut, (np.nan_to_num(values) - lo) / span)  # themes.text_on's choice, cell by cell
+        names = ("#ffffff", "#000000")
+        for k, (text, is_black) in enumerate(zip(self._texts, black.tolist())):
+            colour = names[is_black]  # black or white, whichever reads better (>= 4.58:1)
             if self._text_colours[k] != colour:  # a text set its colour again repaints
                 self._text_colours[k] = colour
                 text.setColor(colour)
