@@ -34,6 +34,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from PySide6.QtCore import QTimer
 from PySide6.QtGui import QColor, QFont, QFontMetricsF
 from PySide6.QtWidgets import QApplication
 
@@ -55,6 +56,12 @@ from gui.widgets.bar_place import (  # noqa: F401  (re-exported: the rule is par
 
 #: Labels are made for at most this many bars; beyond, none would fit anyway.
 MAX_LABELLED_BARS = 240
+
+#: When the labels outgrow the pool of text items, spares (hidden) are made once the app is idle this
+#: long after, up to SPARE_GROWTH times the count, so a slider sweeping the count up makes text items in
+#: O(log n) batches, and mostly not while a redraw waits on them.
+SPARE_DELAY_MS = 60
+SPARE_GROWTH = 1.5
 
 
 def decimals_for(values: np.ndarray) -> int:
@@ -159,6 +166,13 @@ class ValueLabels:
     :meth:`items` all of them.  Between :meth:`set_texts` and the layout after
     it (no painting can come in between; :meth:`write_shown` where no layout
     follows) a shown label may hold its old text, never after.
+
+    Text items are kept (hidden) when the labels get fewer.  When they
+    outgrow the pool, the redraw makes what it needs, and the app, once
+    idle (SPARE_DELAY_MS), hidden spares up to SPARE_GROWTH times that
+    count: a slider sweeping the count up (a text item costs 1-2 ms) makes
+    them in O(log n) batches, mostly outside redraws.  A spare is hidden
+    before it joins the plot, never painted or exported, and no label.
     """
 
     def __init__(self, item):
@@ -175,6 +189,8 @@ class ValueLabels:
         self._metrics = QFontMetricsF(self._font)
         self._sizes: dict[str, tuple[float, float]] = {}  # text -> (advance, ink thickness), measured once
         self.lead: int | None = None
+        self._spare_timer: QTimer | None = None
+        self._spares_wanted = 0  # the pool's size the idle spares make (a count the labels reached, grown)
 
     def _size(self, text: str) -> tuple[float, float]:
         size = self._sizes.get(text)
@@ -189,14 +205,16 @@ class ValueLabels:
         if len(keys) > MAX_LABELLED_BARS:  # keep only the placeholders' tags
             kept = [k for k, t in enumerate(texts) if not _is_number(t)]
             keys, texts = [keys[k] for k in kept], [texts[k] for k in kept]
-        while len(self._texts) < len(keys):
-            text = pg.TextItem()
-            text.textItem.document().setDocumentMargin(0)
-            text.setFont(self._font)
-            text.setZValue(20)
-            self._item.addItem(text, ignoreBounds=True)
-            self._texts.append(text)
-            self._written.append(text.toPlainText())
+        if len(self._texts) < len(keys):
+            while len(self._texts) < len(keys):
+                self._new_text(visible=True)
+            self._spares_wanted = min(MAX_LABELLED_BARS, math.ceil(SPARE_GROWTH * len(keys)))
+            if self._spares_wanted > len(self._texts):
+                if self._spare_timer is None:
+                    self._spare_timer = QTimer(self._item)  # dies with the plot
+                    self._spare_timer.setSingleShot(True)
+                    self._spare_timer.timeout.connect(self._make_spares)
+                self._spare_timer.start(SPARE_DELAY_MS)
         self._keys = list(keys)
         self._strings = list(texts)
         sizes = np.array([self._size(t) for t in texts], dtype=float).reshape(-1, 2)
@@ -209,6 +227,25 @@ class ValueLabels:
         # only then, a label on screen may hold its old text; a layout that cannot run writes them.
         self._unwritten = True
         self._generation += 1
+
+    def _new_text(self, *, visible: bool) -> None:
+        """One more text item at the end of the pool; a spare (not ``visible``) is hidden before it joins
+        the plot, so it is never painted (nor is anything repainted for it)."""
+        text = pg.TextItem()
+        text.textItem.document().setDocumentMargin(0)
+        text.setFont(self._font)
+        text.setZValue(20)
+        if not visible:
+            text.setVisible(False)
+        self._item.addItem(text, ignoreBounds=True)
+        self._texts.append(text)
+        self._written.append(text.toPlainText())
+
+    def _make_spares(self) -> None:
+        """Grow the pool (idle, after the labels outgrew it) by hidden spares up to the count wanted."""
+        if len(self._texts) < self._spares_wanted:
+            while len(self._texts) < self._spares_wanted:
+                self._new_text(visible=False)
 
     def write_shown(self) -> None:
         """Give every label on screen its text now (when no layout follows a :meth:`set_texts`)."""
