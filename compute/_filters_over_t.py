@@ -13,7 +13,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from compute._checks import _check_knobs, check_temperature
 from compute._filters import STAGE_MASKED, STAGE_MIN_P, STAGE_TOP_K, STAGE_TOP_P
-from compute._rows import _SMALL_ROW, BoolArray, _logit_rows, _top_p_cut
+from compute._rows import BoolArray, _logit_rows, _top_p_thresholds
 from compute._steps import softmax_over_temperatures
 
 __all__ = ["filter_over_temperatures"]
@@ -90,21 +90,7 @@ def _filter_each(
 
         if top_p is not None:
             p1 = renormalised()
-            if top_p >= 1.0:
-                thresholds = np.full((n_rows, 1), np.nextafter(0.0, 1.0))  # keep p > 0
-            elif v <= _SMALL_ROW:
-                asc = np.sort(p1, axis=-1)
-                tails = np.cumsum(asc, axis=-1)
-                first = np.minimum(np.count_nonzero(tails <= 1.0 - top_p, axis=-1), v - 1)
-                thresholds = np.take_along_axis(asc, first[:, None], axis=-1)
-            else:
-                thresholds = np.empty((n_rows, 1))
-                for r in range(n_rows):
-                    row = p1[r]
-                    if k is not None and k < v:
-                        row = row[kept[r]]
-                    thresholds[r, 0] = _top_p_cut(row, top_p)
-            cut(kept & (p1 < thresholds), STAGE_TOP_P)
+            cut(kept & (p1 < _top_p_thresholds(p1, kept, k is not None and k < v, top_p)), STAGE_TOP_P)
 
         if min_p is not None and min_p > 0.0:
             p2 = renormalised()

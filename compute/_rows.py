@@ -416,3 +416,21 @@ def _top_p_cut(p: NDArray[np.float64], top_p: float) -> float:
     tails = below + np.cumsum(head)  # ascending cumulative probability
     first = int(np.searchsorted(tails, limit, side="right"))  # first tail > limit
     return float(head[min(first, head.size - 1)])
+
+
+def _top_p_thresholds(p: NDArray[np.float64], kept: BoolArray, top_k_on: bool, top_p: float) -> NDArray[np.float64]:
+    """Each row's smallest probability top-p keeps, as ``(R, 1)``: rows ``p`` ``(R, V)`` renormalised over
+    ``kept``.  A row of at most :data:`_SMALL_ROW` entries (any batch of them) is sorted whole, vectorised;
+    a longer one goes through :func:`_top_p_cut`, on its top-k survivors alone when top-k is on."""
+    n_rows, v = p.shape
+    if top_p >= 1.0:
+        return np.full((n_rows, 1), np.nextafter(0.0, 1.0))  # keep p > 0
+    if v <= _SMALL_ROW:
+        asc = np.sort(p, axis=-1)
+        tails = np.cumsum(asc, axis=-1)
+        first = np.minimum(np.count_nonzero(tails <= 1.0 - top_p, axis=-1), v - 1)
+        return np.take_along_axis(asc, first[:, None], axis=-1)
+    thresholds = np.empty((n_rows, 1))
+    for r in range(n_rows):
+        thresholds[r, 0] = _top_p_cut(p[r][kept[r]] if top_k_on else p[r], top_p)
+    return thresholds
