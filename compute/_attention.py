@@ -141,10 +141,7 @@ def padding_mask(n_k: int, m: int) -> BoolArray:
     The last ``m`` keys are padding and may not be attended to.  Broadcasts
     against every query row when passed as ``attention(..., mask=...)``.
 
-    Raises
-    ------
-    ValueError
-        ``m`` is negative or larger than ``n_k``.
+    Raises ``ValueError`` when ``m`` is negative or larger than ``n_k``.
     """
     n_k = _check_count(n_k, "n_k")
     m = _check_count(m, "m")
@@ -173,12 +170,8 @@ def masked_rows(causal: bool, mask: ArrayLike | None, n_q: int, n_k: int) -> Boo
     (Attention also zeroes a row whose allowed scores all overflowed to
     ``-inf``; that depends on the data, so it is not counted here.)
 
-    Raises
-    ------
-    TypeError
-        ``causal`` is not a bool, or ``mask`` is not boolean.
-    ValueError
-        ``mask`` does not broadcast to ``(..., n_q, n_k)``.
+    Raises ``TypeError`` (``causal`` not a bool, ``mask`` not boolean) and
+    ``ValueError`` (``mask`` does not broadcast to ``(..., n_q, n_k)``).
     """
     n_q = _check_count(n_q, "n_q")
     n_k = _check_count(n_k, "n_k")
@@ -223,9 +216,8 @@ def attention_scores(q: ArrayLike, k: ArrayLike, scale: float | None = None) -> 
     Raises
     ------
     ValueError
-        fewer than 2 dimensions, mismatched ``d``, ``d == 0``,
-        leading axes that do not broadcast, or a bad ``scale`` (the
-        message names the value).
+        fewer than 2 dimensions, mismatched ``d``, ``d == 0``, leading axes that
+        do not broadcast, or a bad ``scale`` (the message names the value).
     TypeError
         non-real input or scale.
     """
@@ -286,12 +278,8 @@ def attention(
     rows, the output matmul) rather than the fused ``flash_attention``
     kernel, because the weight matrix is returned anyway.
 
-    Raises
-    ------
-    ValueError
-        bad shapes, ``d == 0`` or a bad ``scale``.
-    TypeError
-        non-real input, a non-boolean ``mask`` or ``causal``.
+    Raises ``ValueError`` (bad shapes, ``d == 0`` or a bad ``scale``) and
+    ``TypeError`` (non-real input, a non-boolean ``mask`` or ``causal``).
     """
     if _backends.any_device_array(q, k, v, mask):
         return _backends.run(_attention_on_device, [q, k, v, mask], {"scale": scale, "causal": causal}, _attention_host)
@@ -324,6 +312,14 @@ def _check_shapes(qa: Any, ka: Any, va: Any, mask: ArrayLike | None, causal: boo
     return n_q, n_k, allowed, batch
 
 
+def _check_known(raw: Any, qa: FloatArray, ka: FloatArray, work: np.dtype[Any]) -> FloatArray:
+    """A given product for q @ k^T: an array of its shape in the working dtype (its bits are the caller's)."""
+    shape = np.broadcast_shapes(qa.shape[:-2], ka.shape[:-2]) + (qa.shape[-2], ka.shape[-2])
+    if not isinstance(raw, np.ndarray) or raw.shape != shape or raw.dtype != work:
+        raise ValueError(f"raw must be the product q @ k^T, a {work} array of shape {shape}")
+    return raw
+
+
 class AttentionParts(NamedTuple):
     """What :func:`attention_parts` returns: every matrix one attention call computes."""
 
@@ -342,6 +338,7 @@ def attention_parts(
     mask: ArrayLike | None = None,
     *,
     weights: bool = True,
+    raw: FloatArray | None = None,
 ) -> AttentionParts:
     """:func:`attention`, keeping the raw and the scaled score matrices (NumPy only).
 
@@ -354,9 +351,11 @@ def attention_parts(
     ``weights=False`` computes ``raw`` and ``scores`` only (the same checks and
     bits; ``weights`` and ``output`` None).  Each leading index is its own
     product and softmax: a caller needing a few heads' weights calls this on
-    their slices, the full call's slices bit for bit.
+    their slices, the full call's slices bit for bit; ``raw``, the ``raw``
+    of such an earlier call (or its slice), is used instead of a new product.
     """
-    return _attention_host(q, k, v, mask, scale=scale, causal=causal, keep_raw=True, keep_weights=weights)
+    return _attention_host(q, k, v, mask, scale=scale, causal=causal, keep_raw=True, keep_weights=weights,
+                           known=raw)
 
 
 def _attention_host(
@@ -369,10 +368,11 @@ def _attention_host(
     offload: bool = False,
     keep_raw: bool = False,
     keep_weights: bool = True,
+    known: FloatArray | None = None,
 ):
     """:func:`attention` in NumPy; with ``offload``, large work may go to the device;
-    with ``keep_raw``, :class:`AttentionParts` (never offloaded), without the weights
-    and the output unless ``keep_weights``."""
+    with ``keep_raw``, :class:`AttentionParts` (never offloaded; the product ``known``
+    if given), without the weights and the output unless ``keep_weights``."""
     qa = _check_operand(q, "q")
     ka = _check_operand(k, "k")
     va = _check_operand(v, "v")
@@ -383,11 +383,12 @@ def _attention_host(
         )
     out_dtype = np.result_type(qa, ka, va)
     work = _working_dtype(out_dtype)
-    if keep_raw:  # the product once, the scale on a copy: the same bits as _scores gives
-        raw = _scores(qa, ka, 1.0, work)
+    if keep_raw:  # the product once, the scale in a new array: the same bits as _scores gives
+        raw = _scores(qa, ka, 1.0, work) if known is None else _check_known(known, qa, ka, work)
+        s = 1.0 / math.sqrt(qa.shape[-1]) if scale is None else _check_scale(scale)
         with np.errstate(all="ignore"):
-            scores = _times(raw.copy(), 1.0 / math.sqrt(qa.shape[-1]) if scale is None
-                                  else _check_scale(scale))
+            normal = s != 1.0 and np.isfinite(work.type(s)) and work.type(s) >= np.finfo(work).tiny
+            scores = np.multiply(raw, work.type(s)) if normal else _times(raw.copy(), s)  # _times' bits
         if not keep_weights:
             return AttentionParts(raw, scores, None, None)
     else:
@@ -411,16 +412,8 @@ def _attention_host(
     return weights, output
 
 
-def _attention_on_device(
-    cp: Any,
-    kernels: Any,
-    q: Any,
-    k: Any,
-    v: Any,
-    mask: Any,
-    scale: float | None,
-    causal: bool,
-) -> tuple[Any, Any]:
+def _attention_on_device(cp: Any, kernels: Any, q: Any, k: Any, v: Any, mask: Any, scale: float | None,
+                         causal: bool) -> tuple[Any, Any]:
     """:func:`attention` on CuPy arrays (``cp`` is CuPy, ``kernels`` the
     project's ``cupy_backend``): the NumPy path's steps and rules, with the
     softmax kernel for the weights.  Validation raises what NumPy's does."""

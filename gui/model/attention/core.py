@@ -280,6 +280,56 @@ def histograms(sample_raw: np.ndarray, sample_scaled: np.ndarray, scale: float,
     return sorted_counts(ordered, edges), sorted_counts(ordered_scaled, edges)
 
 
+#: binned_counts goes through a sample in blocks of this many entries (they stay in the cache).
+COUNT_BLOCK = 1 << 16
+#: A bin position (x - lo) * bins / (hi - lo) this close to a whole number is checked against the edges.
+NEAR_EDGE = 1e-6
+
+
+def binned_counts(x: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """``np.histogram(x, edges)[0]`` for ``edges = np.linspace(lo, hi, bins + 1)`` (finite, lo < hi, hi - lo
+    finite) holding every entry of ``x`` (lo <= x <= hi, no NaN); O(n), no sort.
+
+    Each entry's bin is its position f = (x - lo) * (bins / (hi - lo)) cut to a whole number. f and
+    the edges' own positions are within 1e-12 of a bin of their exact values, so where f is at least
+    NEAR_EDGE from a whole number the cut bin is the one whose edges hold x (edges[i] <= x <
+    edges[i + 1]); the few entries nearer are put in their bin by the edges themselves (searchsorted,
+    the last bin holding its right edge), which is np.histogram's definition.
+    """
+    bins = edges.size - 1
+    lo, factor = edges[0], bins / (edges[-1] - edges[0])
+    counts = np.zeros(bins, dtype=np.intp)
+    f = np.empty(min(COUNT_BLOCK, x.size))
+    i = np.empty(f.size, dtype=np.intp)
+    for start in range(0, x.size, COUNT_BLOCK):
+        block = x[start:start + COUNT_BLOCK]
+        fb, ib = f[:block.size], i[:block.size]
+        np.subtract(block, lo, out=fb)
+        fb *= factor
+        ib[...] = fb  # truncates: f >= 0
+        np.minimum(ib, bins - 1, out=ib)  # x == hi (its own check below puts it right)
+        counts += np.bincount(ib, minlength=bins)
+        fb -= np.rint(fb)
+        near = np.flatnonzero(np.abs(fb, out=fb) < NEAR_EDGE)
+        if near.size:
+            exact = np.minimum(np.searchsorted(edges, block[near], side="right") - 1, bins - 1)
+            counts += np.bincount(exact, minlength=bins) - np.bincount(ib[near], minlength=bins)
+    return counts
+
+
+def sample_histograms(sample_raw: np.ndarray,
+                      sample_scaled: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The edges (HIST_BINS equal bins over +-the largest |entry| of both samples, at least 1e-12) and
+    the counts of ``np.histogram(sample, edges)`` of each sample: :func:`binned_counts` when those
+    edges are finite (then they hold every entry), else :func:`histograms` (a NaN or an inf)."""
+    top = float(max(np.abs(sample_raw).max(), np.abs(sample_scaled).max(), 1e-12))
+    edges = np.linspace(-top, top, HIST_BINS + 1)
+    if math.isfinite(2 * top):
+        return edges, binned_counts(sample_raw, edges), binned_counts(sample_scaled, edges)
+    with np.errstate(all="ignore"):
+        return edges, *histograms(sample_raw, sample_scaled, 1.0, edges)
+
+
 def compute_core(inp: CoreInputs, *, head: int | None = None) -> AttentionCore:
     """The core for ``inp``: a pure function of the snapshot (no model, no Qt; thread-safe).
 
@@ -309,10 +359,11 @@ def compute_core(inp: CoreInputs, *, head: int | None = None) -> AttentionCore:
     head_mask = mask is not None and mask.ndim == 3  # a file's mask per head
 
     def compute_head(i: int) -> tuple[np.ndarray, np.ndarray]:
-        """Head i's weights and output: attention_parts of head i's slices, the full call's bits."""
+        """Head i's weights and output: attention_parts of head i's slices (with its slice of the
+        product, not computed again), the full call's bits."""
         one = slice(i, i + 1)
         parts = compute.attention_parts(q[one], k[one], v[one], scale=scale, causal=causal,
-                                        mask=mask[one] if head_mask else mask)
+                                        mask=mask[one] if head_mask else mask, raw=raw[one])
         return parts.weights[0], parts.output[0]
 
     allowed = np.ones((n_q, n_k), dtype=bool)
@@ -327,9 +378,7 @@ def compute_core(inp: CoreInputs, *, head: int | None = None) -> AttentionCore:
         parts.head(min(max(head, 0), h - 1))
     sample_raw = raw.reshape(-1)[:: max(1, raw.size // HIST_SAMPLE)]
     sample_scaled = scores.reshape(-1)[:: max(1, scores.size // HIST_SAMPLE)]
-    top = float(max(np.abs(sample_raw).max(), np.abs(sample_scaled).max(), 1e-12))
-    edges = np.linspace(-top, top, HIST_BINS + 1)
-    counts_raw, counts_scaled = histograms(sample_raw, sample_scaled, factor, edges)
+    edges, counts_raw, counts_scaled = sample_histograms(sample_raw, sample_scaled)
     return AttentionCore(
         q_labels=q_labels, k_labels=k_labels, q=q, k=k, v=v, scale=float(factor), raw=raw,
         scores=scores, parts=parts, allowed=allowed, empty_rows=empty,
