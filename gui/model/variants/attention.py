@@ -142,12 +142,19 @@ def qk_inputs(d: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     return random_qk(QK_N, d, seed, 4)
 
 
-def qk_basis(d: int, seed: int, qk: tuple[np.ndarray, np.ndarray] | None = None
-             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def qk_product(qk: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """``q k^T`` of :func:`qk_inputs`' q and k, unscaled (what :func:`qk_basis` and, at c = 1,
+    :func:`qk_plain_logits` are made of)."""
+    q, k = qk
+    return q @ k.T
+
+
+def qk_basis(d: int, seed: int, qk: tuple[np.ndarray, np.ndarray] | None = None,
+             product: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """What every input scale's logits are made of: ``q k^T / sqrt(d)`` and the rows' mean squares of q, k
-    (``qk``: :func:`qk_inputs` of d and seed, if already drawn)."""
+    (``qk``: :func:`qk_inputs` of d and seed, if already drawn; ``product``: their :func:`qk_product`)."""
     q, k = qk or qk_inputs(d, seed)
-    return q @ k.T / math.sqrt(d), np.mean(q * q, axis=-1), np.mean(k * k, axis=-1)
+    return ((q @ k.T) if product is None else product) / math.sqrt(d), np.mean(q * q, axis=-1), np.mean(k * k, axis=-1)
 
 
 def weights_entropy(p: np.ndarray) -> np.ndarray:
@@ -171,20 +178,57 @@ def weights_entropy(p: np.ndarray) -> np.ndarray:
     return terms.sum(axis=-1)
 
 
-def _scale_curves(logits_of: Callable[[slice], np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+def _softmax_mean_entropy(logits: np.ndarray, scratch: np.ndarray) -> np.ndarray:
+    """``weights_entropy(compute.softmax(logits)).mean(axis=-1)``, bit for bit, overwriting ``logits``.
+
+    For a fresh float64 stack ``(scales, rows, n)`` of finite logits: the operations
+    of compute's softmax for finite rows at T = 1 (the row maximum subtracted, ``exp``,
+    divided by the row's pairwise sum), in place, then :func:`weights_entropy`'s
+    terms (the log only where ``p > 0``; every ``p`` is positive unless some
+    underflowed) in ``scratch`` (``logits``' shape), and the mean over the rows.
+    Without compute's checks, copies and output array it is about a quarter of
+    the time (``exp`` and ``log`` are the rest).  A row whose maximum is not finite
+    (an overflowed product) goes to compute's own softmax and entropy.
+    """
+    m = np.maximum.reduce(logits, axis=-1, keepdims=True)
+    if not np.isfinite(m).all():
+        return weights_entropy(compute.softmax(logits)).mean(axis=-1)
+    with np.errstate(all="ignore"):
+        np.subtract(logits, m, out=logits)
+        np.exp(logits, out=logits)
+        np.divide(logits, np.add.reduce(logits, axis=-1, keepdims=True), out=logits)
+        p, terms = logits, scratch
+        pos = p > 0
+        if pos.all():
+            np.log(p, out=terms)
+            terms *= p
+            np.negative(terms, out=terms)
+        else:
+            terms.fill(0.0)
+            np.log(p, out=terms, where=pos)
+            terms *= p
+            np.negative(terms, out=terms, where=pos)
+    return np.add.reduce(terms, axis=-1).mean(axis=-1)
+
+
+def _scale_curves(logits_of: Callable[[slice], np.ndarray], top_of: Callable[[slice], np.ndarray] | None = None,
+                  ) -> tuple[np.ndarray, np.ndarray]:
     """The largest |logit| and the mean attention entropy of each ``logits[i]`` (one per c of QK_SCALES).
 
-    ``logits_of(s)`` gives the stack of the scales ``QK_SCALES[s]``; they are
-    taken SCALE_BLOCK at a time, so each block stays in the cache through its
-    softmax and entropy (rows are independent: the same bits as one call per c,
-    or one over the whole stack).
+    ``logits_of(s)`` gives a fresh stack of the scales ``QK_SCALES[s]``
+    (overwritten here); they are taken SCALE_BLOCK at a time, so each block
+    stays in the cache through its softmax and entropy (rows are independent:
+    the same bits as one call per c, or one over the whole stack).
+    ``top_of(s)``, if given, is the largest |logit| of those scales worked out
+    without the stack.
     """
     top, ent = np.empty(QK_SCALES.size), np.empty(QK_SCALES.size)
+    scratch = np.empty((SCALE_BLOCK, QK_N, QK_N))
     for i in range(0, QK_SCALES.size, SCALE_BLOCK):
         s = slice(i, i + SCALE_BLOCK)
         logits = logits_of(s)
-        top[s] = np.abs(logits).max(axis=(1, 2))
-        ent[s] = weights_entropy(compute.softmax(logits)).mean(axis=-1)
+        top[s] = np.abs(logits).max(axis=(1, 2)) if top_of is None else top_of(s)
+        ent[s] = _softmax_mean_entropy(logits, scratch[: logits.shape[0]].reshape(logits.shape))
     return top, ent
 
 
@@ -193,7 +237,9 @@ def qk_plain_curves(d: int, seed: int, basis: tuple[np.ndarray, ...] | None = No
     """Without QK-norm (no gain): largest |logit| and mean entropy against the input scale c."""
     raw = (basis or qk_basis(d, seed))[0]
     squares = (QK_SCALES * QK_SCALES)[:, None, None]
-    return _scale_curves(lambda s: squares[s] * raw)
+    # |c² r| rounds as c² |r| does, and rounding keeps order: the largest |c² r| is c² times the largest |r|
+    top = np.abs(raw).max()
+    return _scale_curves(lambda s: squares[s] * raw, lambda s: squares[s, 0, 0] * top)
 
 
 def qk_normed_curves(d: int, gain: float, seed: int, basis: tuple[np.ndarray, ...] | None = None
@@ -221,9 +267,18 @@ def qk_curves(d: int, gain: float, seed: int) -> tuple[np.ndarray, ...]:
     return plain[0], normed[0], plain[1], normed[1]
 
 
-def qk_plain_logits(d: int, scale: float, seed: int, qk: tuple[np.ndarray, np.ndarray] | None = None
-                    ) -> np.ndarray:
-    """The logits of the scaled inputs without QK-norm (``qk``: :func:`qk_inputs`, if already drawn)."""
+def qk_plain_logits(d: int, scale: float, seed: int, qk: tuple[np.ndarray, np.ndarray] | None = None,
+                    product: np.ndarray | None = None) -> np.ndarray:
+    """The logits of the scaled inputs without QK-norm (``qk``: :func:`qk_inputs`, if already drawn).
+
+    At c = 1 the scaled inputs are q and k themselves (``1.0 * x`` is ``x``), so
+    with their ``product`` (:func:`qk_product`, the same matmul) these are that
+    product times 1/sqrt(d), as :func:`compute.attention_scores` scales it: no
+    second product."""
+    if scale == 1.0 and product is not None and d > 1:
+        out = product.copy()
+        out *= np.float64(1.0 / math.sqrt(d))
+        return out
     q, k = qk or qk_inputs(d, seed)
     return _logits(scale * q, scale * k, None)
 

@@ -225,14 +225,18 @@ class VariantsModel(ViewModel):
                             lambda: att.sigmoid_result(self.sigmoid_n, self.seed, curves))
 
     def qk_result(self) -> att.QkResult:
-        """QK-norm's panels: the curves without QK-norm are kept while only the gain moves."""
+        """QK-norm's panels: the curves without QK-norm are kept while only the gain moves; at input
+        scale 1 the plain logits reuse the curves' product q kᵀ."""
         d, scale, gain, seed = self.qk_d, self.qk_scale, self.qk_gain, self.seed
 
         def qk() -> tuple[np.ndarray, np.ndarray]:
             return self._cached("qk_inputs", (d, seed), lambda: att.qk_inputs(d, seed))
 
+        def product() -> np.ndarray:
+            return self._cached("qk_product", (d, seed), lambda: att.qk_product(qk()))
+
         def curves() -> tuple[np.ndarray, ...]:
-            basis = self._cached("qk_basis", (d, seed), lambda: att.qk_basis(d, seed, qk()))
+            basis = self._cached("qk_basis", (d, seed), lambda: att.qk_basis(d, seed, qk(), product()))
             plain = self._cached("qk_plain", (d, seed), lambda: att.qk_plain_curves(d, seed, basis))
             normed = self._cached("qk_normed", (d, gain, seed), lambda: att.qk_normed_curves(d, gain, seed, basis))
             return plain[0], normed[0], plain[1], normed[1]
@@ -240,7 +244,8 @@ class VariantsModel(ViewModel):
         def result() -> att.QkResult:
             both = self._cached("qk_curves", (d, gain, seed), curves)
             plain = self._cached("qk_plain_logits", (d, scale, seed),
-                                 lambda: att.qk_plain_logits(d, scale, seed, qk()))
+                                 lambda: att.qk_plain_logits(d, scale, seed, qk(),
+                                                             product() if scale == 1.0 else None))
             return att.qk_result(d, scale, gain, seed, both, qk(), plain)
 
         return self._cached("qk", (d, scale, gain, seed), result)
