@@ -214,9 +214,22 @@ class CalibrationReport:
         return self.bins.mce
 
 
-def calibration_report(logits: ArrayLike, labels: ArrayLike, temperature: float = 1.0,
-                       n_bins: int = 15) -> CalibrationReport:
-    """Reliability bins, ECE, MCE, NLL, Brier score and accuracy of ``softmax(logits / T)``."""
+@dataclass(frozen=True)
+class CalibrationScores:
+    """What :func:`calibration_report` needs of ``softmax(logits / T)`` whatever the bins: each row's
+    confidence and whether its top class is right, and the NLL, Brier score and accuracy."""
+
+    temperature: float
+    confidence: np.ndarray  # (rows,): the largest probability
+    correct: np.ndarray  # (rows,) bool
+    nll: float
+    brier: float
+    accuracy: float
+
+
+def calibration_scores(logits: ArrayLike, labels: ArrayLike, temperature: float = 1.0) -> CalibrationScores:
+    """The part of :func:`calibration_report` that does not depend on the bins (for a caller that bins
+    the same predictions several ways: :func:`report_from_scores`)."""
     z = _logits(logits)
     t = _labels(labels, z.shape[0], z.shape[1])
     temp = _check_temperature(temperature)
@@ -224,11 +237,22 @@ def calibration_report(logits: ArrayLike, labels: ArrayLike, temperature: float 
     rows = np.arange(len(t))
     predicted = p.argmax(axis=-1)
     correct = predicted == t
-    bins = reliability_bins(p.max(axis=-1), correct, n_bins)
     r = p.copy()
     r[rows, t] -= 1.0
-    return CalibrationReport(temp, bins, float(-lp[rows, t].mean()), float((r * r).sum(axis=-1).mean()),
-                             float(correct.mean()))
+    return CalibrationScores(temp, p.max(axis=-1), correct, float(-lp[rows, t].mean()),
+                             float((r * r).sum(axis=-1).mean()), float(correct.mean()))
+
+
+def report_from_scores(scores: CalibrationScores, n_bins: int = 15) -> CalibrationReport:
+    """:func:`calibration_report` of the predictions ``scores`` describes, in ``n_bins`` bins."""
+    bins = reliability_bins(scores.confidence, scores.correct, n_bins)
+    return CalibrationReport(scores.temperature, bins, scores.nll, scores.brier, scores.accuracy)
+
+
+def calibration_report(logits: ArrayLike, labels: ArrayLike, temperature: float = 1.0,
+                       n_bins: int = 15) -> CalibrationReport:
+    """Reliability bins, ECE, MCE, NLL, Brier score and accuracy of ``softmax(logits / T)``."""
+    return report_from_scores(calibration_scores(logits, labels, temperature), n_bins)
 
 
 def temperature_sweep(logits: ArrayLike, labels: ArrayLike, temperatures: ArrayLike,

@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 from psygnal import evented
 
 from compute import LOSSES, MODELS, TrainConfig, TrainRun
+from compute._calibration import calibration_scores
 from gui.model.base import ExportArray, ViewModel, choice, drain, param
 from gui.model.learning import data as dataset
 from gui.model.learning import results, worker
@@ -198,11 +199,16 @@ class LearningModel(ViewModel):
         key = self._run_key(run)
         fit = self._cached("calibration_fit", key, lambda: results.calibration_fit(
             run, self.epoch, self.digits(), self.split()))
+        # the predictions' confidences, NLL and Brier at T = 1, the fitted T and T by hand: a new bin count
+        # only bins them again
+        scores = self._cached("calibration_scores", key, lambda: results.fit_scores(fit))
+        manual = self._cached("calibration_manual", key + (self.calibration_t,),
+                              lambda: calibration_scores(fit.z_test, fit.t_test, self.calibration_t))
         binned = self._cached("calibration_binned", key + (self.bins,),
-                              lambda: results.calibration_binned(fit, self.bins))
+                              lambda: results.calibration_binned(fit, self.bins, scores))
         return self._cached("calibration", key + (self.calibration_t, self.bins),
                             lambda: results.calibration_result(run, self.epoch, self.digits(), self.split(),
-                                                               self.calibration_t, self.bins, fit, binned))
+                                                               self.calibration_t, self.bins, fit, binned, manual))
 
     def _distil_logits(self, run: TrainRun) -> tuple[tuple, tuple]:
         """The cache key of the Distil tab's teacher logits and the logits (:func:`results.distil_logits`)."""

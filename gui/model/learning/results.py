@@ -36,6 +36,7 @@ from compute import (
     sweep_ece,
     train_classifier_steps,
 )
+from compute._calibration import CalibrationScores, calibration_scores, report_from_scores
 from gui.model.learning.data import N_CLASSES, Digits, Split
 
 #: The temperatures the Calibrate tab's curves run over, and the range of the fitted T.
@@ -96,20 +97,29 @@ def calibration_fit(run: TrainRun, epoch: int, digits: Digits, split: Split) -> 
 def calibration_result(run: TrainRun, epoch: int, digits: Digits, split: Split, manual_t: float,
                        n_bins: int, fit: CalibrationFit | None = None,
                        binned: tuple[CalibrationReport, CalibrationReport, np.ndarray] | None = None,
-                       ) -> CalibrationResult:
-    """The Calibrate tab's result; ``fit`` (:func:`calibration_fit`) and ``binned``
-    (:func:`calibration_binned` at ``n_bins``) may be passed in from a cache."""
+                       manual: CalibrationScores | None = None) -> CalibrationResult:
+    """The Calibrate tab's result; ``fit`` (:func:`calibration_fit`), ``binned``
+    (:func:`calibration_binned` at ``n_bins``) and ``manual`` (:func:`calibration_scores` of the
+    test logits at ``manual_t``) may be passed in from a cache."""
     fit = fit or calibration_fit(run, epoch, digits, split)
     before, after, ece = binned or calibration_binned(fit, n_bins)
-    return CalibrationResult(fit.epoch, fit.fitted_t, manual_t, before, after,
-                             calibration_report(fit.z_test, fit.t_test, manual_t, n_bins), T_CURVE, ece,
-                             fit.nll, fit.val_nll)
+    manual = manual or calibration_scores(fit.z_test, fit.t_test, manual_t)
+    return CalibrationResult(fit.epoch, fit.fitted_t, manual_t, before, after, report_from_scores(manual, n_bins),
+                             T_CURVE, ece, fit.nll, fit.val_nll)
 
 
-def calibration_binned(fit: CalibrationFit, n_bins: int) -> tuple[CalibrationReport, CalibrationReport, np.ndarray]:
-    """The reports at T = 1 and at the fitted T, and the ECE curve, for ``n_bins`` bins."""
-    return (calibration_report(fit.z_test, fit.t_test, 1.0, n_bins),
-            calibration_report(fit.z_test, fit.t_test, fit.fitted_t, n_bins),
+def fit_scores(fit: CalibrationFit) -> tuple[CalibrationScores, CalibrationScores]:
+    """What the reports at T = 1 and at the fitted T need whatever the bins (:func:`calibration_scores`)."""
+    return calibration_scores(fit.z_test, fit.t_test, 1.0), calibration_scores(fit.z_test, fit.t_test, fit.fitted_t)
+
+
+def calibration_binned(fit: CalibrationFit, n_bins: int,
+                       scores: tuple[CalibrationScores, CalibrationScores] | None = None,
+                       ) -> tuple[CalibrationReport, CalibrationReport, np.ndarray]:
+    """The reports at T = 1 and at the fitted T, and the ECE curve, for ``n_bins`` bins (``scores``:
+    :func:`fit_scores` of ``fit``, from a cache: a new bin count then only bins them again)."""
+    before, after = scores or fit_scores(fit)
+    return (report_from_scores(before, n_bins), report_from_scores(after, n_bins),
             sweep_ece(fit.confidence, fit.correct, n_bins))
 
 
