@@ -5,7 +5,11 @@
   ``calibration_report``), bit for bit, and scikit-learn's calibration curve;
 * the model keeps the scores at T = 1 and at the fitted T per run and epoch,
   and at T by hand per T: a Bins move computes none of them, a T-by-hand move
-  only its own, another epoch all again; every result is the uncached one.
+  only its own, another epoch all again; every result is the uncached one;
+* the Distil tab asks for new students at once after a rest, but a drag's
+  moves stop the students of the setting before and ask once the sliders
+  rest: the students that arrive are those of the setting shown (trained
+  here bit for bit), a setting come back to included.
 """
 
 from __future__ import annotations
@@ -18,7 +22,11 @@ from hypothesis.extra.numpy import arrays
 
 import compute
 from compute import _calibration as cal
+from gui.model.base import drain
 from gui.model.learning import LearningModel, results
+from gui.views.learning import view as view_module
+
+WAIT_MS = 60_000
 
 
 def written_out_report(logits: np.ndarray, labels: np.ndarray, temperature: float, n_bins: int):
@@ -131,3 +139,57 @@ def test_a_bins_move_bins_the_kept_scores_and_a_t_move_scores_only_its_t(monkeyp
     assert sorted(made) == sorted([1.0, got.fitted_t, 2.5])
     _same_calibration(got, fresh(2))
     assert not np.array_equal(got.before.bins.confidence, first.before.bins.confidence, equal_nan=True)
+
+
+@pytest.fixture
+def short_students(monkeypatch):
+    """Students of 6 epochs, not 60 (the config travels to the child with the inputs)."""
+    from dataclasses import replace
+
+    monkeypatch.setattr(results, "STUDENT", replace(results.STUDENT, epochs=6))
+
+
+def test_a_drag_asks_for_the_students_of_the_setting_it_rests_on(qtbot, make_view, lab, monkeypatch,
+                                                                  short_students):
+    m = lab.models["learning"]
+    for name, value in {"epochs": 4, "hidden": 16, "student_examples": 30}.items():
+        m.set_param(name, value)
+    monkeypatch.setattr(view_module, "STUDENTS_REST_MS", 60_000)  # every move below is within the rest
+    view = make_view("learning")
+    view.select_tab("distil")
+    qtbot.waitUntil(lambda: m.trained, timeout=WAIT_MS)
+    asked = []
+    real = view.students_job.request
+    monkeypatch.setattr(view.students_job, "request", lambda key, inputs, **kw: asked.append(key) or real(
+        key, inputs, **kw))
+    qtbot.waitUntil(lambda: not view.redraw_pending)
+    run = m.training_run()
+    view._students_asked = -float("inf")  # a rest before the drag
+    m.set_param("distil_t", 3.0)
+    qtbot.waitUntil(lambda: len(asked) == 1, timeout=WAIT_MS)  # after a rest: at once
+    first = m.students_key(run)
+    assert asked == [first]
+    for t in (5.0, 7.0, 3.0):  # a drag, back to where it began
+        m.set_param("distil_t", t)
+        qtbot.waitUntil(lambda: not view.redraw_pending)
+    qtbot.waitUntil(lambda: view._students_timer.isActive())
+    assert asked == [first]  # none asked for during the drag; the first stopped
+    assert not view.students_job.busy
+    view._students_timer.setInterval(1)
+    view._students_timer.start()  # the sliders rest
+    qtbot.waitUntil(lambda: m.students_for(run) is not None, timeout=WAIT_MS)
+    assert asked == [first, first]  # the setting come back to, asked again though it was stopped
+    here = drain(results.train_students(*m.students_inputs(run)))
+    got = m.students_for(run)
+    assert got.temperature == 3.0
+    for a, b in ((got.hard, here.hard), (got.soft, here.soft)):
+        np.testing.assert_array_equal(a.history["val_accuracy"], b.history["val_accuracy"])
+    qtbot.waitUntil(lambda: view.distil.students.data(1)[0].size > 0, timeout=WAIT_MS)
+    np.testing.assert_array_equal(view.distil.students.data(1)[1], here.soft.history["val_accuracy"])
+    # one more move after a rest goes at once again, for its own setting
+    view._students_asked = -float("inf")
+    m.set_param("distil_t", 9.0)
+    qtbot.waitUntil(lambda: len(asked) == 3, timeout=WAIT_MS)
+    assert asked[-1] == m.students_key(run) != first
+    qtbot.waitUntil(lambda: m.students_for(run) is not None, timeout=WAIT_MS)
+    assert m.students_for(run).temperature == 9.0

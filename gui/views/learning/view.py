@@ -10,6 +10,10 @@ the model's weights at the epoch shown.  Only the tab on screen is drawn
 
 from __future__ import annotations
 
+import math
+import time
+
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QProgressBar, QTabWidget, QVBoxLayout, QWidget
 
 from gui.format import fmt
@@ -35,6 +39,9 @@ TAB_READOUTS = {
     "digits": ("learning.readout.mistakes",),
 }
 READOUTS = tuple(dict.fromkeys(k for keys in TAB_READOUTS.values() for k in keys))
+#: New students asked for within this long of the last ask (a Distil slider dragged) wait until the
+#: sliders rest this long: students of a T passed by would train for seconds and be dropped.
+STUDENTS_REST_MS = 150
 
 
 
@@ -99,6 +106,11 @@ class LearningView(BaseView):
         self.students_job = self.add_job(students_job)
         self.students_job.delivered.connect(self._students_arrived)
         self.students_job.failed.connect(lambda _key, text: self.status.emit(text))
+        self._students_asked = -math.inf  # when new students were last asked for (time.monotonic)
+        self._students_timer = QTimer(self)
+        self._students_timer.setSingleShot(True)
+        self._students_timer.setInterval(STUDENTS_REST_MS)
+        self._students_timer.timeout.connect(self._ask_students)
         self._arrange_tab()
 
 
@@ -133,6 +145,31 @@ class LearningView(BaseView):
     def _students_arrived(self, key, students) -> None:
         self.model.offer_students(key, students)
         self.state_changed()
+
+    def _want_students(self, run) -> None:
+        """New students for the run shown: asked for at once after a rest; a new key right after another
+        (within STUDENTS_REST_MS: a drag) stops the job of the one before and is asked for once the
+        sliders rest (:meth:`_ask_students`)."""
+        key = self.model.students_key(run)
+        if key == self.students_job.wanted_key and self.students_job.busy:
+            return  # training already
+        now = time.monotonic()
+        resting = now - self._students_asked >= STUDENTS_REST_MS / 1000 and not self._students_timer.isActive()
+        self._students_asked = now
+        if resting:
+            self.students_job.request(key, self.model.students_inputs(run), again=True)
+            return
+        if self.students_job.busy:
+            self.students_job.cancel()  # students of a setting passed by: stop after their epoch
+        self._students_timer.start()  # (re)started: asked for once the sliders rest
+
+    def _ask_students(self) -> None:
+        """The sliders have rested: ask for the students of what is shown now (unless known by now)."""
+        m = self.model
+        run = m.current_run()
+        if run is None or not run.finished or self.current_tab != "distil" or m.students_for(run) is not None:
+            return
+        self.students_job.request(m.students_key(run), m.students_inputs(run), again=True)
 
     def _request_training(self) -> None:
         m = self.model
@@ -186,7 +223,7 @@ class LearningView(BaseView):
             d = m.distil(run)
             students = m.students(run) if every else m.students_for(run)
             if students is None and run.finished:
-                self.students_job.request(m.students_key(run), m.students_inputs(run))
+                self._want_students(run)
             self.distil.show_result(d, students)
             out["learning.readout.dark"].setText(tr("learning.readout.dark.value", t=fmt(d.temperature, 3),
                                                     one=fmt(d.dark_1, 3), at_t=fmt(d.dark_t, 3)))
