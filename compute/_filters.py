@@ -56,6 +56,7 @@ are kept when no knob removes them; they are drawn with probability 0.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any
@@ -78,6 +79,7 @@ __all__ = [
     "Stage",
     "filter_probs",
     "filter_result",
+    "filter_result_given_probs",
 ]
 
 
@@ -209,6 +211,26 @@ def _filter_rows(
     return probs, kept, filtered, stage
 
 
+_scratch = threading.local()  # each thread's buffer for the top-k partition (reused: no fresh pages per call)
+
+
+def _partition_scratch(rows: NDArray[np.float64], kth: int) -> NDArray[np.float64]:
+    """``np.partition(rows[0], kth)`` in this thread's reused buffer (valid until its next call here).
+
+    The order statistics (the value at ``kth``, everything at or above it
+    being >= it) do not depend on where the copy lives; a fresh copy of a
+    long row per call costs its page faults (about 1 ms for 200,000 float64).
+    """
+    v = rows.shape[1]
+    buf = getattr(_scratch, "buf", None)
+    if buf is None or buf.size < v:
+        buf = _scratch.buf = np.empty(v)
+    part = buf[:v]
+    np.copyto(part, rows[0])
+    part.partition(kth)
+    return part
+
+
 def _filter_top_k_row(
     rows: NDArray[np.float64], probs: NDArray[np.float64], k: int, top_p: float | None, min_p: float | None
 ) -> tuple[NDArray[np.float64], BoolArray, NDArray[np.float64], NDArray[np.int8]] | None:
@@ -225,10 +247,10 @@ def _filter_top_k_row(
     than V / _SPARSE tokens (ties, -inf logits) or a logit is +inf.
     """
     v = rows.shape[1]
-    part = np.partition(rows, v - k, axis=-1)
-    if not part[0, v - k :].max() < np.inf:  # a +inf logit (its own softmax rule): the whole-row way
+    part = _partition_scratch(rows, v - k)  # only the order statistics at v - k and above are read
+    if not part[v - k :].max() < np.inf:  # a +inf logit (its own softmax rule): the whole-row way
         return None
-    kth = part[:, v - k : v - k + 1]
+    kth = part[v - k]
     kept = rows >= kth  # -inf < kth unless kth is -inf
     masked = rows == -np.inf
     any_masked = bool(masked.any())
@@ -241,14 +263,14 @@ def _filter_top_k_row(
     if any_masked:
         stage[masked] = STAGE_MASKED
     p_kept = probs[0, where]
+    # ``probs * kept`` as a whole row: zeros with probs at the kept tokens (one row, a cut token zeroed in it)
+    row = np.zeros((1, v))
+    row[0, where] = p_kept
 
     def renormalised() -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """``probs * kept / sum`` as a whole row (zeros outside the kept tokens) and at the kept tokens."""
-        row = np.zeros((1, v))
-        row[0, where] = p_kept
+        """The row's sum (summed as _filter_rows sums ``probs * kept``) and ``probs * kept / sum`` at the kept."""
         total = row.sum(axis=-1, keepdims=True)
-        at = p_kept / total[0, 0]
-        return row, total, at
+        return total, p_kept / total[0, 0]
 
     def cut(drop: BoolArray, code: int) -> None:
         nonlocal where, p_kept
@@ -256,19 +278,22 @@ def _filter_top_k_row(
             gone = where[drop]
             stage[0, gone] = code
             kept[0, gone] = False
+            row[0, gone] = 0.0
             where, p_kept = where[~drop], p_kept[~drop]
 
     with np.errstate(all="ignore"):
         if top_p is not None:
-            _row, _total, p1 = renormalised()
+            _total, p1 = renormalised()
             threshold = np.nextafter(0.0, 1.0) if top_p >= 1.0 else _top_p_cut(p1, top_p)
             cut(p1 < threshold, STAGE_TOP_P)
         if min_p is not None and min_p > 0.0:
-            _row, _total, p2 = renormalised()
+            _total, p2 = renormalised()
             top = max(float(p2.max()), 0.0) if where.size < v else float(p2.max())  # the zeros of the row
             cut(p2 < min_p * top, STAGE_MIN_P)
-        filtered, total, _at = renormalised()
-        filtered /= total
+        # ``row / total``: 0 / total is 0 outside the kept tokens, so only the kept ones are divided
+        _total, at = renormalised()
+        filtered = row
+        filtered[0, where] = at
     return probs, kept, filtered, stage
 
 
@@ -299,6 +324,33 @@ def filter_result(
         top_p=p,
         min_p=m,
     )
+
+
+def filter_result_given_probs(
+    logits: ArrayLike,
+    probs: NDArray[np.float64],
+    temperature: float = 1.0,
+    top_k: int | None = None,
+    top_p: float | None = None,
+    min_p: float | None = None,
+) -> FilterResult:
+    """:func:`filter_result` of one float64 row whose softmax at ``temperature`` is already made.
+
+    ``probs`` must be the ``probs`` of an earlier :func:`filter_result` of the
+    same ``logits`` at the same ``temperature`` (not checked): only the cuts
+    are made again (a top-k, top-p or min-p move at an unchanged T), with the
+    same operations on the same numbers, so the result has the same bits.
+    ``probs`` is used as given (read, never written) and is the result's
+    ``probs``.  Other logits (not a 1-D float64 row) go to filter_result.
+    """
+    t, k, p, m = _check_knobs(temperature, top_k, top_p, min_p)
+    rows, out_dtype = _logit_rows(logits)
+    probs = np.asarray(probs)
+    if np.ndim(logits) != 1 or out_dtype != np.float64 or probs.dtype != np.float64 or probs.shape != rows.shape[1:]:
+        return filter_result(logits, t, k, p, m)
+    _, kept, filtered, stage = _filter_rows(rows, t, k, p, m, probs=probs.reshape(rows.shape))
+    return FilterResult(probs=probs, kept=kept.reshape(-1), filtered=filtered.reshape(-1), stage=stage.reshape(-1),
+                        temperature=t, top_k=k, top_p=p, min_p=m)
 
 
 def filter_probs(

@@ -11,6 +11,7 @@ too big for the GUI thread.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -40,6 +41,8 @@ class DrawInputs:
     method: str
     #: ``compute.filter_probs(vocab.logits, **knobs)`` when already made (the model's result has it); not in the key
     filtered: np.ndarray | None = None
+    #: ``np.flatnonzero(filtered > 0)`` when already made with ``filtered``; not in the key
+    support: np.ndarray | None = None
 
     @property
     def key(self) -> tuple:
@@ -51,10 +54,15 @@ class DrawResult:
     inputs: DrawInputs
     draws: np.ndarray  # (n,) token ids
     counts: np.ndarray  # (V,) observed counts
-    expected: np.ndarray  # (V,) n * filtered probabilities
+    filtered: np.ndarray  # (V,) the filtered probabilities drawn from
     chi2: float
     dof: int
     p_value: float
+
+    @functools.cached_property
+    def expected(self) -> np.ndarray:
+        """(V,) n * filtered probabilities (made when first asked for: the view needs the tokens shown only)."""
+        return self.inputs.n * self.filtered
 
 
 def needs_worker(inputs: DrawInputs, kept: int) -> bool:
@@ -103,7 +111,9 @@ def draw_steps(inputs: DrawInputs) -> Generator[float, None, DrawResult]:
     filtered = inputs.filtered
     if filtered is None:
         filtered = compute.filter_probs(logits, **inputs.knobs)
-    support = np.flatnonzero(filtered > 0)  # the tokens that can be drawn, ascending (as filtered > 0 picks them)
+    support = inputs.support
+    if support is None or inputs.filtered is None:
+        support = np.flatnonzero(filtered > 0)  # the tokens that can be drawn, ascending (as filtered > 0 picks them)
     if inputs.method == "gumbel_max":
         draws = yield from _fractions(compute.gumbel_max_steps(logits, inputs.n, inputs.seed, **inputs.knobs))
     elif filtered.dtype == np.float64:  # the row sample() would filter again: filter once
@@ -113,9 +123,9 @@ def draw_steps(inputs: DrawInputs) -> Generator[float, None, DrawResult]:
         draws = compute.sample(logits, inputs.n, inputs.seed, **inputs.knobs)
         yield 1.0
     counts = np.bincount(draws, minlength=logits.size)
-    expected = inputs.n * filtered
-    stat, dof, p = compute.chi_square_test(counts[support], expected[support], min_expected=MIN_EXPECTED)
-    return DrawResult(inputs, draws, counts, expected, float(stat), int(dof), float(p))
+    # (n * filtered)[support], elementwise: the same products at the support alone
+    stat, dof, p = compute.chi_square_test(counts[support], inputs.n * filtered[support], min_expected=MIN_EXPECTED)
+    return DrawResult(inputs, draws, counts, filtered, float(stat), int(dof), float(p))
 
 
 def compute_draws(inputs: DrawInputs) -> DrawResult:

@@ -26,7 +26,6 @@ so the view can run them in a background job and hand the result back to
 
 from __future__ import annotations
 
-import functools
 import math
 import os
 from dataclasses import dataclass, field, replace
@@ -36,15 +35,15 @@ import numpy as np
 from psygnal import evented
 
 import compute
-from compute import Stage
 from gui.model.base import ExportArray, ViewModel, choice, param, path_param, text_param
 from gui.model.llm_source import MAX_MODEL_TEXT, MAX_PROMPT_TEXT, ModelSource
 from gui.model.sampling.curves import CURVE_T, curve_job
 from gui.model.sampling.draws import DrawInputs, DrawResult, compute_draws
+from gui.model.sampling.knobs import CUM_POINTS, _log_ranks, knob_result  # noqa: F401  (re-exported)
 from gui.model.sampling.real import DEFAULT_PROMPT, GenStrip, ModelSourcePart, context_steps
 from gui.model.sampling.results import CurveResult, GumbelResult, SamplingResult
 from gui.model.sampling.router import Embeddings, RouterResult, router, router_scores
-from gui.model.sampling.rowmath import cumulative_at, sparse_entropy, top_ids
+from gui.model.sampling.rowmath import top_ids_among
 from gui.model.sampling.speculative import (
     SpeculativeResult,
     draft_eps,
@@ -72,18 +71,8 @@ CURVES = ("entropy", "perplexity", "above_1pct", "top2_gap")
 MAX_DRAWS = 1_000_000
 #: Gumbel-softmax temperatures of the sharpening curve (the tau slider's range).
 TAU_GRID = np.geomspace(0.05, 10.0, 41)
-#: The cumulative-probability plot gets at most about this many points (log-spaced ranks).
-CUM_POINTS = 600
 #: The knobs with an on/off switch; each knob's value applies only while its switch is on.
 SWITCHED_KNOBS = ("top_k", "top_p", "min_p")
-
-
-@functools.lru_cache(maxsize=16)
-def _log_ranks(v: int, points: int = CUM_POINTS) -> np.ndarray:
-    """The log-spaced ranks of the cumulative curve (made once per V: read-only, shared by the results)."""
-    ranks = np.unique(np.geomspace(1, v, points).round().astype(np.int64))
-    ranks.flags.writeable = False
-    return ranks
 
 
 @evented
@@ -232,32 +221,10 @@ class SamplingModel(ModelSourcePart, ViewModel):
         r = self._cached("result", base, lambda: self._result(vocab, knobs))
         # the tokens shown are the only part that depends on how many: a new count does not filter again
         return self._cached("result_shown", (*base, self.shown), lambda: r if r.shown.size == min(self.shown, r.size)
-                            else replace(r, shown=top_ids(r.probs, self.shown)))
+                            else replace(r, shown=top_ids_among(r.probs, vocab.ranked, self.shown)))
 
     def _result(self, vocab: Vocabulary, knobs: dict[str, Any]) -> SamplingResult:
-        logits = vocab.logits
-        fr = compute.filter_result(logits, **knobs)
-        probs, filtered, stage = fr.probs, fr.filtered, fr.stage
-        v = logits.size
-        top = top_ids(probs, self.shown)
-        # the distribution top-p sees: after the temperature and top-k
-        before_p = probs * (stage != Stage.TOP_K)  # np.where(stage == TOP_K, 0.0, probs): probs are finite, >= 0
-        total = before_p.sum()
-        ranks = _log_ranks(v)
-        # top-p keeps what is kept in the end and what only min-p (applied after it) cut
-        top_p_rank = 0
-        if knobs["top_p"] is not None:
-            top_p_rank = int(np.count_nonzero((stage == Stage.KEPT) | (stage == Stage.MIN_P)))
-        h, h_filtered = compute.entropy(probs), sparse_entropy(filtered)
-        return SamplingResult(
-            vocab=vocab, probs=probs, filtered=filtered, stage=stage, shown=top,
-            cum_rank=ranks, cum_prob=cumulative_at(before_p, total, ranks), top_p=knobs["top_p"],
-            top_p_rank=top_p_rank,
-            kept=int(np.count_nonzero(filtered > 0)),
-            entropy=float(h), entropy_filtered=float(h_filtered),
-            # compute.perplexity is exp(entropy) in the row's dtype: the same numbers from the entropies above
-            perplexity=float(np.exp(h)), perplexity_filtered=float(np.exp(h_filtered)),
-        )
+        return knob_result(vocab, knobs, self.shown, self._cache)
 
     def curves(self, scores: ScoreRow | None = None) -> dict[str, np.ndarray]:
         """Entropy, perplexity, tokens above 1 % and the top-2 gap against T (CURVE_T)."""
@@ -315,15 +282,21 @@ class SamplingModel(ModelSourcePart, ViewModel):
 
     def draw_inputs(self, scores: ScoreRow | None = None) -> DrawInputs:
         vocab, knobs = self.vocabulary(scores), self.knobs()
+        known = self._known_result(vocab, knobs)
         return DrawInputs(vocab, knobs, int(self.draws), int(self.seed), self.draw_method,
-                          self._known_filtered(vocab, knobs))
+                          None if known is None else known.filtered, None if known is None else known.support)
+
+    def _known_result(self, vocab: Vocabulary, knobs: dict[str, Any]) -> SamplingResult | None:
+        """The cached result of these knobs on this vocabulary, else None (never computes)."""
+        hit = self._cache.get("result")
+        if hit is not None and hit[0] == (vocab.key, tuple(knobs.items())):
+            return hit[1]
+        return None
 
     def _known_filtered(self, vocab: Vocabulary, knobs: dict[str, Any]) -> np.ndarray | None:
         """``compute.filter_probs(vocab.logits, **knobs)`` if the cached result holds it (else None; never computes)."""
-        hit = self._cache.get("result")
-        if hit is not None and hit[0] == (vocab.key, tuple(knobs.items())):
-            return hit[1].filtered
-        return None
+        known = self._known_result(vocab, knobs)
+        return None if known is None else known.filtered
 
     def cached_draws(self, scores: ScoreRow | None = None) -> DrawResult | None:
         """The draws of the current inputs when already made, else None (never draws)."""

@@ -27,6 +27,7 @@ class SamplingResult:
     entropy_filtered: float
     perplexity: float
     perplexity_filtered: float
+    support: np.ndarray | None = None  # np.flatnonzero(filtered): the tokens that can be drawn (None: not made)
 
     @property
     def labels(self) -> tuple[str, ...]:

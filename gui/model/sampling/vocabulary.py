@@ -34,13 +34,19 @@ _WORDS: tuple[str, ...] | None = None
 
 def word_labels(logits: np.ndarray) -> dict[int, str]:
     """Readable labels for the most probable tokens: the k-th most probable gets the k-th word."""
+    return _ranked_words(logits)[0]
+
+
+def _ranked_words(logits: np.ndarray) -> tuple[dict[int, str], np.ndarray]:
+    """:func:`word_labels` and the ids it labels (the largest logits, largest first)."""
     global _WORDS
     if _WORDS is None:
         _WORDS = words()
     k = min(len(_WORDS), logits.size)
     top = np.argpartition(-logits, k - 1)[:k] if k < logits.size else np.arange(logits.size)
     top = top[np.argsort(-logits[top], kind="stable")]
-    return {int(i): _WORDS[r] for r, i in enumerate(top)}
+    top.flags.writeable = False
+    return {int(i): _WORDS[r] for r, i in enumerate(top)}, top
 
 
 def load_logits(path: str | os.PathLike) -> np.ndarray:
@@ -82,6 +88,9 @@ class Vocabulary:
     logits: np.ndarray
     labels: dict[int, str]  # readable labels of some tokens; others are "#id"
     key: tuple
+    #: ids of some of the largest logits (read-only), where the most probable tokens are looked for first
+    #: (rowmath.top_ids_among checks that they hold them); None: not known
+    ranked: np.ndarray | None = None
 
     def label(self, i: int) -> str:
         return self.labels.get(int(i), f"#{int(i)}")
@@ -97,7 +106,8 @@ def score_vocabulary(values: np.ndarray, labels: tuple[str, ...], key: tuple) ->
 
 
 def file_vocabulary(logits: np.ndarray, key: tuple) -> Vocabulary:
-    return Vocabulary(logits, word_labels(logits), key)
+    labels, top = _ranked_words(logits)
+    return Vocabulary(logits, labels, key, top)
 
 
 #: compute.zipf_logits' defaults (exponent, noise), which the synthetic vocabulary uses.
@@ -132,7 +142,8 @@ def zipf_logits(v: int, seed: int) -> np.ndarray:
 
 def zipf_vocabulary(v: int, seed: int, key: tuple) -> Vocabulary:
     logits = zipf_logits(v, seed)
-    return Vocabulary(logits, word_labels(logits), key)
+    labels, top = _ranked_words(logits)
+    return Vocabulary(logits, labels, key, top)
 
 
 class TokenLabels(Mapping):
