@@ -120,3 +120,41 @@ def test_the_model_makes_one_product_less_at_scale_one(monkeypatch):
     m.set_param("seed", 5)
     q, k = att.qk_inputs(81, 5)
     assert_bits(m.qk_result().plain, compute.attention_scores(q, k))
+
+
+# -- the histogram moves both axes in one setRange, the range the two moves one by one gave --------------
+def _old_ranges(plot, r: att.QkResult) -> None:
+    """The former Histogram.show_result's two range moves."""
+    top = float(max(r.plain_counts.max(), r.normed_counts.max()))
+    plot.getPlotItem().setYRange(0.0, top * 1.1, padding=0.02)
+    top = float(r.edges[-1])
+    reach = r.bound if r.bound <= 3 * top else top
+    plot.getPlotItem().setXRange(-max(top, reach), max(top, reach), padding=0.03)
+
+
+def test_the_histogram_shows_the_range_of_its_two_moves_one_by_one(qtbot, monkeypatch):
+    from gui.views.variants.attention_plots import Histogram
+
+    new, old = Histogram(), Histogram()
+    for plot in (new, old):
+        qtbot.addWidget(plot)
+        plot.resize(500, 350)
+        plot.show()
+    m = VariantsModel()
+    results = []
+    for d, scale, gain in ((64, 1.0, 1.0), (65, 1.0, 1.0), (65, 30.0, 1.0), (4, 0.1, 10.0), (512, 3.0, 0.1)):
+        m.qk_d, m.qk_scale, m.qk_gain = d, scale, gain
+        results.append(m.qk_result())
+    moves = []
+    real = new.getPlotItem().getViewBox().setRange
+    # (pyqtgraph's own auto-range, ended by the first move, moves it once more from inside: not counted)
+    monkeypatch.setattr(new.getPlotItem().getViewBox(), "setRange", lambda *a, **k: (
+        isinstance(k.get("xRange"), tuple) and moves.append(k)) or real(*a, **k))
+    for r in results:
+        new.show_result(r)
+        _old_ranges(old, r)
+        assert new.getPlotItem().viewRange() == old.getPlotItem().viewRange()
+    assert len(moves) == len(results)  # one move per new result, both axes at once
+    new.show_result(results[-1])
+    assert len(moves) == len(results)  # the same result: no move
+    assert new.getPlotItem().viewRange() == old.getPlotItem().viewRange()

@@ -131,6 +131,7 @@ class Histogram(Curves):
                          x_label=tr("variants.qk.logit"), y_label=tr("variants.qk.count"),
                          x_name=tr("variants.qk.logit"), y_name=tr("variants.qk.count"))
         self.bounds = [self.add_line(tr("variants.qk.bound_line"), angle=90, position=0.9), self.add_line(angle=90)]
+        self._view: tuple | None = None  # the x and y ranges asked for last (unpadded)
 
     def show_result(self, r: QkResult) -> None:
         unchanged.set_curve(self.curves[0], r.edges, r.plain_counts.astype(float), stepMode="center")
@@ -138,11 +139,21 @@ class Histogram(Curves):
         for line, sign in zip(self.bounds, (-1, 1)):
             self.set_line(line, sign * r.bound)
         top = float(max(r.plain_counts.max(), r.normed_counts.max()))
-        self.set_y_range(0.0, top * 1.1)
+        y = (0.0, top * 1.1)
         # the bound stays in sight while it is near the data (far off, it would squash the histogram)
         top = float(r.edges[-1])
         reach = r.bound if r.bound <= 3 * top else top
-        self.getPlotItem().setXRange(-max(top, reach), max(top, reach), padding=0.03)
+        x = (-max(top, reach), max(top, reach))
+        if (x, y) != self._view:  # both axes in one move (each move re-lays the axes out), none if the same
+            self._view = (x, y)
+            self.getPlotItem().setRange(xRange=padded(x, 0.03), yRange=padded(y, 0.02), padding=0)
+
+
+def padded(span: tuple[float, float], padding: float) -> tuple[float, float]:
+    """``span`` widened by ``padding`` of its length each side, as pyqtgraph's setRange pads it."""
+    lo, hi = min(span), max(span)
+    p = (hi - lo) * padding
+    return lo - p, hi + p
 
 
 class ScaleCurve(Curves):
