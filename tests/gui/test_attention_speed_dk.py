@@ -113,3 +113,12 @@ def test_a_changed_d_k_gives_new_histograms_and_each_is_a_fresh_cores():
     raw = compute.attention_scores(*core_module.random_qkv(64, 17, 3, 5)[:2], 1.0)
     np.testing.assert_array_equal(second.hist_raw, np.histogram(raw.reshape(-1), second.hist_edges)[0] / raw.size)
     assert second.std_raw == float(raw.std())
+
+
+def test_number_labels_are_made_once_per_n_and_label_the_core():
+    from gui.model.attention.core import number_labels
+
+    assert number_labels(12) == tuple(f"{i}" for i in range(1, 13))
+    assert number_labels(12) is number_labels(12) and number_labels(3) == ("1", "2", "3")
+    core = compute_core(AttentionModel(n=12, d_k=5, heads=2).snapshot())
+    assert core.q_labels == core.k_labels == tuple(f"{i}" for i in range(1, 13))

@@ -7,6 +7,7 @@ model caches what they return (see :mod:`gui.model.attention.model`).
 
 from __future__ import annotations
 
+import functools
 import math
 import threading
 from collections.abc import Callable
@@ -238,22 +239,28 @@ class AttentionResult:
         return np.column_stack([s.scores, s.scaled, raw, s.shifted, s.exps, s.probs, s.log_probs])
 
 
+@functools.lru_cache(maxsize=16)
+def number_labels(n: int) -> tuple[str, ...]:
+    """The labels "1" to "n" (one tuple per n, made once: a d_k step does not make 512 strings again)."""
+    return tuple(str(i + 1) for i in range(n))
+
+
 def _inputs(inp: CoreInputs):
     """q, k, v (heads first), the file's mask, the labels and a note for ``inp``'s source."""
     if inp.source == "file" and inp.loaded is not None:
         a = inp.loaded
-        labels = (tuple(str(i + 1) for i in range(a.q.shape[1])), tuple(str(j + 1) for j in range(a.k.shape[1])))
+        labels = (number_labels(a.q.shape[1]), number_labels(a.k.shape[1]))
         return a.q, a.k, a.v, a.mask, labels, ""
     if inp.source == "tables":
         t = inp.table_arrays()
-        labels = tuple(str(i + 1) for i in range(t.q.shape[0]))
+        labels = number_labels(t.q.shape[0])
         return t.q[None], t.k[None], t.v[None], None, (labels, labels), ""
     if inp.source == "sentence":
         tokens = tokens_of(inp.sentence)
         labels = distinct_labels(tokens)
         return (*sentence_qkv(tokens, inp.d_k, inp.heads, inp.seed), None, (labels, labels), "")
     note = {"file": tr("attention.note.no_file"), "model": tr("models.attention.note.no_model")}.get(inp.source, "")
-    labels = tuple(str(i + 1) for i in range(inp.n))
+    labels = number_labels(inp.n)
     return (*random_qkv(inp.n, inp.d_k, inp.heads, inp.seed), None, (labels, labels), note)
 
 

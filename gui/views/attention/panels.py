@@ -8,6 +8,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QS
 import compute
 from gui.format import fmt
 from gui.model.attention import AttentionResult
+from gui.model.attention.core import number_labels
 from gui.model.texts import tr
 from gui.views.attention.overview import ModelOverview
 from gui.views.attention.plots import HeadsGrid, HistogramPlot, SweepPlot
@@ -100,7 +101,7 @@ class OutputPanel(PooledHeatmap):
     def show(self, r: AttentionResult) -> None:  # noqa: A003
         c, h = r.core, r.head
         output = c.head_output(h)
-        self.show_matrix(output, c.q_labels, tuple(str(j + 1) for j in range(output.shape[1])))
+        self.show_matrix(output, c.q_labels, number_labels(output.shape[1]))
         self.set_row(r.query)
 
 
