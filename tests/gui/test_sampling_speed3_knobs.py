@@ -155,3 +155,28 @@ def test_draws_handed_the_results_support_are_the_draws_that_find_it(method):
     same_bits(d.expected, plain.expected)
     same_bits(d.expected, 2500 * compute.filter_probs(handed.vocab.logits, **handed.knobs))
     assert (d.chi2, d.dof, d.p_value) == (plain.chi2, plain.dof, plain.p_value)
+
+
+def test_the_synthetic_row_made_in_reused_buffers_is_compute_zipf_logits():
+    """Rows of other lengths one after another, and from other threads: each compute.zipf_logits' bits,
+    and a row handed out is not changed by the next one (the buffers are the work's, not the result's)."""
+    import threading
+
+    from gui.model.sampling.vocabulary import zipf_logits
+
+    sizes = [60_000, 3, 50_001, 1000, 60_000]
+    rows = [zipf_logits(v, seed) for v, seed in zip(sizes, (0, 1, 2, 3, 4))]
+    for row, v, seed in zip(rows, sizes, (0, 1, 2, 3, 4)):
+        same_bits(row, compute.zipf_logits(v, seed=seed))
+    out = {}
+
+    def work(i):
+        out[i] = zipf_logits(40_000 + i, 7)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(3)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    for i, row in out.items():
+        same_bits(row, compute.zipf_logits(40_000 + i, seed=7))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -134,10 +135,41 @@ def zipf_logits(v: int, seed: int) -> np.ndarray:
         expo = np.exp(base)
         _zipf_table = (base, expo)  # one assignment: another thread sees the old pair or the new one
     rng = np.random.default_rng(seed)
-    logits = base[:v].copy()
+    # the row before its shuffle, the noise and the shuffled ids in this thread's reused buffers (a new
+    # row's pages cost about 1 ms each at V = 200,000); only the shuffled row itself is new
+    logits, noise, ids = _zipf_buffers(v)
+    np.copyto(logits, base[:v])
     logits -= np.log(expo[:v].sum())
-    logits += ZIPF_NOISE * rng.standard_normal(v)
-    return logits[rng.permutation(v)]
+    rng.standard_normal(v, out=noise)  # the same draws as standard_normal(v)
+    noise *= ZIPF_NOISE  # ZIPF_NOISE * noise
+    logits += noise
+    np.copyto(ids, _arange(v))
+    rng.shuffle(ids)  # rng.permutation(v) is np.arange(v) shuffled: the same draws, the same order
+    return logits[ids]
+
+
+_zipf_local = threading.local()
+_aranges: np.ndarray = np.arange(0)
+
+
+def _arange(v: int) -> np.ndarray:
+    """``np.arange(v)`` (int64) as the first v entries of one read-only table."""
+    global _aranges
+    table = _aranges
+    if table.size < v:
+        table = np.arange(max(v, MAX_V), dtype=np.int64)
+        table.flags.writeable = False
+        _aranges = table
+    return table[:v]
+
+
+def _zipf_buffers(v: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """This thread's buffers of v float64, v float64 and v int64 (the first v entries of longer ones)."""
+    bufs = getattr(_zipf_local, "bufs", None)
+    if bufs is None or bufs[0].size < v:
+        n = max(v, MAX_V) if v > 50_000 else v
+        bufs = _zipf_local.bufs = (np.empty(n), np.empty(n), np.empty(n, dtype=np.int64))
+    return bufs[0][:v], bufs[1][:v], bufs[2][:v]
 
 
 def zipf_vocabulary(v: int, seed: int, key: tuple) -> Vocabulary:
