@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -58,12 +59,31 @@ class Embeddings:
         self._rows = np.empty((0, ROUTER_DIM))
 
     def take(self, tokens: int) -> np.ndarray:
-        """``np.random.default_rng(seed).standard_normal((tokens, ROUTER_DIM))``, the same numbers."""
+        """``np.random.default_rng(seed).standard_normal((tokens, ROUTER_DIM))``, the same numbers (a copy)."""
+        return self.view(tokens).copy()
+
+    def view(self, tokens: int) -> np.ndarray:
+        """:meth:`take` as a read-only view of the rows kept (no copy: at 65,536 tokens one is 16 MB per move)."""
         have = self._rows.shape[0]
         if tokens > have:
             more = self._rng.standard_normal((tokens - have, ROUTER_DIM))
-            self._rows = np.concatenate([self._rows, more]) if have else more
-        return self._rows[:tokens].copy()
+            rows = np.concatenate([self._rows, more]) if have else more
+            rows.flags.writeable = False
+            self._rows = rows
+        return self._rows[:tokens]
+
+
+@functools.lru_cache(maxsize=8)
+def _router_matrix(seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The router's matrix rows (divided by sqrt(ROUTER_DIM)) and bias for 64 experts (read-only; kept per seed).
+
+    Both are made elementwise from one seeded draw of 64 experts, so the first
+    ``experts`` of them are what a draw for ``experts`` gives.
+    """
+    w = np.random.default_rng([seed, 1]).standard_normal((64, ROUTER_DIM)) / np.sqrt(ROUTER_DIM)
+    bias = np.random.default_rng([seed, 2]).normal(0.0, 0.5, 64)
+    w.flags.writeable = bias.flags.writeable = False
+    return w, bias
 
 
 def router_scores(experts: int, tokens: int, seed: int, embeddings: Embeddings | None = None) -> np.ndarray:
@@ -72,14 +92,14 @@ def router_scores(experts: int, tokens: int, seed: int, embeddings: Embeddings |
     ``embeddings`` is an :class:`Embeddings` of the same seed when one is kept (it draws only new rows).
     """
     if embeddings is not None and embeddings.seed == seed:
-        x = embeddings.take(tokens)
+        x = embeddings.view(tokens)  # only read here
     else:
         x = np.random.default_rng(seed).standard_normal((tokens, ROUTER_DIM))
-    # the matrix for expert e does not depend on how many experts there are
-    w = np.random.default_rng([seed, 1]).standard_normal((64, ROUTER_DIM))[:experts].T / np.sqrt(ROUTER_DIM)
-    # a learned router has a bias: a few experts are favoured (what load balancing fights)
-    bias = np.random.default_rng([seed, 2]).normal(0.0, 0.5, 64)[:experts]
-    return x @ w + bias
+    # the matrix for expert e does not depend on how many experts there are; a learned router has a bias:
+    # a few experts are favoured (what load balancing fights).  ``w[:experts].T`` is laid out as
+    # ``(draw[:experts].T / sqrt(ROUTER_DIM))`` was (the quotient keeps the transposed layout): the same product
+    w, bias = _router_matrix(int(seed))
+    return x @ w[:experts].T + bias[:experts]
 
 
 def router(experts: int, k: int, tokens: int, seed: int, temperature: float,
