@@ -9,6 +9,7 @@ and a proposal is accepted with probability ``sum_x min(p(x), q(x))``.
 
 from __future__ import annotations
 
+import threading
 from typing import NamedTuple
 
 import numpy as np
@@ -42,7 +43,7 @@ class SpeculativeDraws(NamedTuple):
 
 def _distribution(x: ArrayLike, name: str) -> NDArray[np.float64]:
     _refuse_masked(x, name)
-    a = _as_float_array(x).astype(np.float64)
+    a = np.asarray(_as_float_array(x), dtype=np.float64)  # a float64 row is read as it is (only read here)
     if a.ndim != 1 or a.size == 0:
         raise ValueError(f"{name} must be one non-empty row of probabilities, got shape {a.shape}")
     if not np.all(np.isfinite(a)) or np.any(a < 0):
@@ -95,8 +96,58 @@ def speculative_accept(p: ArrayLike, q: ArrayLike) -> SpeculativeAccept:
     return _accept(pa, qa)
 
 
+_scratch = threading.local()  # each thread's reused row of zeros (see _scattered_sum)
+#: Rows at least this long where p and q are both 0 on most tokens take :func:`_sparse_accept`.
+_SPARSE_ROW = 4096
+
+
+def _scattered_sum(size: int, where: NDArray[np.int64], values: NDArray[np.float64]) -> np.float64:
+    """The sum of ``np.zeros(size)`` holding ``values`` at the distinct ``where``: the same row, so the same
+    pairwise sum, made in this thread's reused row of zeros (put in, summed, taken out)."""
+    buf = getattr(_scratch, "zeros", None)
+    if buf is None or buf.size < size:
+        buf = _scratch.zeros = np.zeros(size)
+    row = buf[:size]
+    row[where] = values
+    try:
+        return row.sum()
+    finally:
+        row[where] = 0.0
+
+
+def _sparse_accept(pa: NDArray[np.float64], qa: NDArray[np.float64]) -> SpeculativeAccept | None:
+    """:func:`_accept`, bit for bit, working on the tokens where p or q is non-zero.
+
+    Where both are +0 (no -0.0 anywhere), ``min(p, q)`` and ``max(0, p - q)``
+    are +0 and ``accept`` is 1: the rows of :func:`_accept` are zeros (ones)
+    with its values at those tokens, summed (divided) as it sums (divides)
+    them.  None (the caller takes the whole rows) when they are not mostly
+    zeros or hold a -0.0.
+    """
+    v = pa.size
+    if v < _SPARSE_ROW:
+        return None
+    u = np.flatnonzero((pa != 0) | (qa != 0))
+    if u.size > v // 8 or np.signbit(pa).any() or np.signbit(qa).any():
+        return None
+    pu, qu = pa[u], qa[u]
+    rate = float(_scattered_sum(v, u, np.minimum(pu, qu)))
+    accept = np.ones(v)
+    with np.errstate(all="ignore"):
+        accept[u] = np.where(qu > 0, np.minimum(1.0, pu / qu), 1.0)
+    rest = np.maximum(0.0, pu - qu)
+    total = _scattered_sum(v, u, rest)
+    residual = np.zeros(v)
+    if total > 0:
+        residual[u] = rest / total
+    return SpeculativeAccept(min(rate, 1.0), accept, residual)
+
+
 def _accept(pa: NDArray[np.float64], qa: NDArray[np.float64]) -> SpeculativeAccept:
     """:func:`speculative_accept` of rows already checked by :func:`_pair`."""
+    sparse = _sparse_accept(pa, qa)
+    if sparse is not None:
+        return sparse
     rate = float(np.minimum(pa, qa).sum())
     with np.errstate(all="ignore"):  # p/q overflows for a tiny q: min(1, inf) = 1
         accept = np.where(qa > 0, np.minimum(1.0, pa / qa), 1.0)

@@ -25,6 +25,8 @@ from gui.model.sampling.vocabulary import Vocabulary
 
 #: The draft temperatures of the acceptance-rate curve.
 DRAFT_T = np.geomspace(0.05, 5.0, 41)
+#: Rows at least this long look for the tokens shown among the non-zero ones first (shown_ids).
+_LONG_ROW = 4096
 
 
 @dataclass(frozen=True, eq=False)
@@ -90,8 +92,23 @@ def rate_curve(p: np.ndarray, draft: np.ndarray, cuts: dict[str, Any]) -> np.nda
 
 
 def shown_ids(p: np.ndarray, q: np.ndarray, shown: int) -> np.ndarray:
-    """The ``shown`` tokens most probable under p or q, by max(p, q) descending (ties: the lower id first)."""
+    """The ``shown`` tokens most probable under p or q, by max(p, q) descending (ties: the lower id first).
+
+    On a long row where p and q are mostly 0 (after top-k) the tokens are
+    ranked among those where either is non-zero, when that gives the plain
+    answer for sure: the last one shown is > 0 (so above every 0 outside)
+    and above the next one (no tie at the boundary, where argpartition's
+    pick among equals would decide); else the whole row, as before.
+    """
     k = min(shown, p.size)
+    if p.size >= _LONG_ROW and k >= 1:
+        u = np.flatnonzero((p > 0) | (q > 0))
+        if k <= u.size <= p.size // 8:
+            both_u = np.maximum(p[u], q[u])
+            order = np.lexsort((u, -both_u))
+            last = both_u[order[k - 1]]
+            if last > 0 and (u.size == k or both_u[order[k]] < last):
+                return u[order[:k]]
     both = np.maximum(p, q)
     top = np.argpartition(-both, k - 1)[:k] if k < p.size else np.arange(p.size)
     return top[np.lexsort((top, -both[top]))]
