@@ -58,13 +58,17 @@ def test_shown_ids_of_dense_rows_and_of_a_short_support():
 def test_the_speculative_tab_of_a_moved_model_is_a_fresh_models():
     m = SamplingModel()
     m.update_from_dict({"vocab": 9000, "spec_steps": 3000})
-    for name, value in [("draft_noise", 1.2), ("draft_temperature", 0.7), ("shown", 25), ("top_k", 200),
-                        ("draft_noise", 0.0), ("temperature", 1.6)]:
+    for name, value in [("draft_noise", 1.2), ("spec_steps", 7000), ("draft_temperature", 0.7), ("shown", 25),
+                        ("top_k", 200), ("spec_steps", 100), ("draft_noise", 0.0), ("temperature", 1.6)]:
+        before = m.speculative_result()
         m.set_param(name, value)
         s = m.speculative_result()
+        # q and the rule are kept only while what they depend on stays (a Steps N or Tokens shown move)
+        assert (s.q is before.q) == (name in ("spec_steps", "shown")), name
         fresh = SamplingModel()
         fresh.update_from_dict({k: getattr(m, k) for k in ("vocab", "spec_steps", "draft_noise", "draft_temperature",
                                                             "shown", "top_k", "temperature")})
+        assert fresh.spec_steps == m.spec_steps
         f = fresh.speculative_result()
         for field in ("p", "q", "accept", "residual", "shown", "counts", "accepted", "curve_rate"):
             np.testing.assert_array_equal(getattr(s, field), getattr(f, field), err_msg=f"{name} {field}")

@@ -48,6 +48,7 @@ from gui.model.sampling.speculative import (
     SpeculativeResult,
     draft_eps,
     draft_logits,
+    draft_rule,
     rate_curve,
     speculative,
     speculative_arrays,
@@ -342,10 +343,13 @@ class SamplingModel(ModelSourcePart, ViewModel):
             vocab.logits, noise, seed, eps() if noise else None))
         curve = self._cached("spec_curve", base, lambda: rate_curve(
             target(), draft, {k: v for k, v in knobs.items() if k != "temperature"}))
-        key = (*base, float(self.draft_temperature), int(self.spec_steps))
+        draft_t = float(self.draft_temperature)
+        # q and the acceptance rule do not depend on the steps: a Steps N move only runs the steps again
+        rule = self._cached("spec_rule", (*base, draft_t), lambda: draft_rule(target(), draft, knobs, draft_t))
+        key = (*base, draft_t, int(self.spec_steps))
         s = self._cached("speculative", key, lambda: speculative(
-            vocab, knobs, float(self.draft_temperature), noise, int(self.spec_steps), seed, int(self.shown), curve,
-            p=target(), draft=draft))
+            vocab, knobs, draft_t, noise, int(self.spec_steps), seed, int(self.shown), curve,
+            p=target(), draft=draft, rule=rule))
         # the tokens shown are the only part that depends on how many: a new count does not run the steps again
         return self._cached("speculative_shown", (*key, int(self.shown)), lambda: with_shown(s, vocab, int(self.shown)))
 

@@ -122,15 +122,24 @@ def with_shown(s: SpeculativeResult, vocab: Vocabulary, shown: int) -> Speculati
     return replace(s, shown=top, labels=tuple(vocab.label(i) for i in top))
 
 
+def draft_rule(p: np.ndarray, draft: np.ndarray, knobs: dict[str, Any],
+               draft_t: float) -> tuple[np.ndarray, compute.SpeculativeAccept]:
+    """The draft's distribution q (the knobs' cuts at ``draft_t``) and the acceptance rule of p against it."""
+    q = compute.filter_probs(draft, temperature=draft_t, **{k: v for k, v in knobs.items() if k != "temperature"})
+    return q, compute.speculative_accept(p, q)
+
+
 def speculative(vocab: Vocabulary, knobs: dict[str, Any], draft_t: float, noise: float, n: int, seed: int,
                 shown: int, curve: np.ndarray | None = None, p: np.ndarray | None = None,
-                draft: np.ndarray | None = None) -> SpeculativeResult:
+                draft: np.ndarray | None = None,
+                rule: tuple[np.ndarray, compute.SpeculativeAccept] | None = None) -> SpeculativeResult:
     """The target, the draft, the acceptance rule and ``n`` seeded steps (a pure function of its inputs).
 
     ``curve`` is :func:`rate_curve` of the same p, draft and cuts when already made (it does not
     depend on ``draft_t``, ``n`` or ``shown``); else it is made here.  ``p`` is
-    ``compute.filter_probs(vocab.logits, **knobs)`` and ``draft`` is
-    :func:`draft_logits` of the same noise and seed, when already made.
+    ``compute.filter_probs(vocab.logits, **knobs)``, ``draft`` is
+    :func:`draft_logits` of the same noise and seed and ``rule`` is :func:`draft_rule`
+    of those at ``draft_t`` (it does not depend on ``n`` or ``shown``), when already made.
     """
     logits = vocab.logits
     cuts = {k: v for k, v in knobs.items() if k != "temperature"}
@@ -138,8 +147,7 @@ def speculative(vocab: Vocabulary, knobs: dict[str, Any], draft_t: float, noise:
         p = compute.filter_probs(logits, **knobs)
     if draft is None:
         draft = draft_logits(logits, noise, seed)
-    q = compute.filter_probs(draft, temperature=draft_t, **cuts)
-    rule = compute.speculative_accept(p, q)
+    q, rule = draft_rule(p, draft, knobs, draft_t) if rule is None else rule
     out = compute.speculative_sample(p, q, n, seed, accept=rule)  # the rule is not made twice
     keep = p > 0
     chi2, dof, p_value = compute.chi_square_test(out.counts[keep], n * p[keep], min_expected=MIN_EXPECTED)
