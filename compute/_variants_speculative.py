@@ -173,16 +173,55 @@ def _multinomial(rng: np.random.Generator, n: int, pvals: NDArray[np.float64]) -
     support = np.flatnonzero(pvals > 0)
     if support.size > v // 4 or not (pvals >= 0).all():  # nothing much to skip (or NumPy refuses it)
         return rng.multinomial(n, pvals).astype(np.int64)
+    out = _multinomial_at(rng, n, v, support, pvals[support])
+    return rng.multinomial(n, pvals).astype(np.int64) if out is None else out
+
+
+def _multinomial_at(rng: np.random.Generator, n: int, v: int, support: NDArray[np.int64],
+                    at: NDArray[np.float64]) -> NDArray[np.int64] | None:
+    """:func:`_multinomial` of a row of ``v`` categories that is ``at`` (> 0) on ``support`` (ascending) and
+    0 elsewhere; None, before drawing anything, where NumPy's own call on the whole row is needed."""
     if not support.size or support[-1] != v - 1:
+        # the last category takes what is left: NumPy never reads its probability (0 here)
         support = np.append(support, v - 1)
-    sub = pvals[support]
+        at = np.append(at, 0.0)
     # the remaining mass NumPy divides by, before each category but the last (sequential, as its loop)
-    remaining = np.subtract.accumulate(np.concatenate(([1.0], sub[:-1])))
+    remaining = np.subtract.accumulate(np.concatenate(([1.0], at[:-1])))
     if (remaining == 0).any():
-        return rng.multinomial(n, pvals).astype(np.int64)
+        return None
     out = np.zeros(v, dtype=np.int64)
-    out[support] = rng.multinomial(n, sub)
+    out[support] = rng.multinomial(n, at)
     return out
+
+
+def _sparse_steps(rng: np.random.Generator, n: int, pa: NDArray[np.float64], qa: NDArray[np.float64],
+                  rule: SpeculativeAccept) -> SpeculativeDraws | None:
+    """The steps of :func:`speculative_sample`, the same draws in the same order, on rows where q is mostly 0.
+
+    None (before drawing anything) where the whole rows are needed.  The
+    proposals are :func:`_multinomial` of ``qa / qa.sum()`` made on the tokens
+    of q > 0 alone; the binomials and the redraws are those of the whole-row code.
+    """
+    v = qa.size
+    near = np.flatnonzero(qa > 0)
+    if v < _SPARSE_ROW or near.size > v // 8:
+        return None
+    total = qa.sum()
+    at = qa[near] / total  # (qa / qa.sum())[near]: the same quotients; 0 / total is 0 elsewhere
+    keep = at > 0
+    support, at = near[keep], at[keep]
+    proposed = _multinomial_at(rng, n, v, support, at)
+    if proposed is None:
+        return None
+    where = support[proposed[support] > 0]  # np.flatnonzero(proposed > 0): proposed is 0 off the support
+    if proposed[v - 1] > 0 and (not where.size or where[-1] != v - 1):
+        where = np.append(where, v - 1)
+    accepted = np.zeros_like(proposed)
+    accepted[where] = rng.binomial(proposed[where], rule.accept[where])
+    rejected = int(n - accepted[where].sum())
+    redraw = rule.residual if (rule.residual > 0).any() else pa / pa.sum()  # residual >= 0: sum > 0 iff any > 0
+    redrawn = _multinomial(rng, rejected, redraw) if rejected else np.zeros_like(accepted)
+    return SpeculativeDraws(accepted + redrawn, accepted, proposed, rejected)
 
 
 def speculative_sample(p: ArrayLike, q: ArrayLike, n: int, seed: int, *,
@@ -227,6 +266,9 @@ def speculative_sample(p: ArrayLike, q: ArrayLike, n: int, seed: int, *,
     n = _check_count(n, "n", 0)
     rng = np.random.default_rng(_check_seed(seed))
     rule = _accept(pa, qa) if accept is None else accept
+    sparse = _sparse_steps(rng, n, pa, qa, rule)  # None before drawing anything: the whole rows then
+    if sparse is not None:
+        return sparse
     proposed = _multinomial(rng, n, qa / qa.sum())
     # a token never proposed draws no binomial (NumPy returns 0 for n = 0 without drawing)
     where = np.flatnonzero(proposed > 0)

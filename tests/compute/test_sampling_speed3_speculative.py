@@ -89,3 +89,25 @@ def test_rows_handed_in_are_not_written_and_not_handed_back():
     np.testing.assert_array_equal(p, p0)
     np.testing.assert_array_equal(q, q0)
     assert not np.shares_memory(r.accept, p) and not np.shares_memory(r.residual, q)
+
+
+def test_the_steps_at_the_edges_of_numpys_multinomial():
+    """q one-hot (the mass left reaches 0 before the last category: NumPy's own call), q on the last token,
+    p and q equal (nothing to redraw from the residual): each the whole-row code's draws."""
+    v = 6000
+    p = np.zeros(v)
+    p[[3, 17, v - 1]] = [0.5, 0.3, 0.2]
+    cases = []
+    for where in ([5], [v - 1], [2, v - 1], [3, 17, v - 1]):
+        q = np.zeros(v)
+        q[where] = 1.0 / len(where)
+        cases.append(q)
+    cases.append(p.copy())
+    for q in cases:
+        for seed in range(3):
+            d = compute.speculative_sample(p, q, 4000, seed)
+            w = whole_rows(compute.speculative_sample, p, q, 4000, seed)
+            for name in ("counts", "accepted", "proposed"):
+                np.testing.assert_array_equal(getattr(d, name), getattr(w, name))
+            assert d.rejected == w.rejected
+            assert d.counts.sum() == d.proposed.sum() == 4000
