@@ -68,8 +68,10 @@ class Plot(pg.PlotWidget):
         """Make the plot's data items (called once, before the theme is applied); subclasses extend."""
 
     def apply_theme(self, theme: themes.Theme) -> None:
-        self.setBackground(theme.background)
         item = self.getPlotItem()
+        if item is None:
+            return  # closed (PlotWidget.close drops its plot item): nothing left to restyle
+        self.setBackground(theme.background)
         item.setTitle(self._title, color=theme.foreground, size="11pt")
         self._fit_title()
         for name in ("left", "bottom"):

@@ -18,7 +18,11 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QPainter, QPen, QPicture
+
 from gui.qt import pg
+from gui.widgets import grid_lines
 
 #: Pixels left free between two neighbouring tick labels.
 LABEL_GAP = 6.0
@@ -119,7 +123,76 @@ class FittedAxis(pg.AxisItem):
 
     def __init__(self, orientation: str, **kwargs):
         self._all_ticks: list | None = None
+        self._grid_lines: list = []  # the grid's translucent tick lines, drawn from cached images
+        self._whole: QPicture | None = None
+        self._grid_layers = grid_lines.GridLayers()
         super().__init__(orientation, **kwargs)
+
+    def paint(self, p, opt, widget) -> None:
+        """pyqtgraph's picture of the axis, its translucent grid lines blitted from images where that is exact.
+
+        The same drawing as ``AxisItem.paint`` (a QPicture of the axis line,
+        the ticks and the texts, remade when pyqtgraph drops it); where the
+        ticks are grid lines (translucent), the picture is made in two parts,
+        the axis line and the texts, and where the painter allows it
+        (:func:`gui.widgets.grid_lines.usable`) the grid lines go between them
+        from :class:`gui.widgets.grid_lines.GridLayers`; elsewhere (an SVG
+        export, a scaled painter) the whole picture, as pyqtgraph makes it, is
+        made once it is asked for.
+        """
+        if self.picture is None:
+            self._make_pictures()
+        if self._grid_lines and grid_lines.usable(p):
+            self._axis_picture.play(p)
+            self._grid_layers.draw(p, self._grid_lines)
+            self._text_picture.play(p)
+        else:
+            self._whole_picture().play(p)
+
+    def _make_pictures(self) -> None:
+        picture = QPicture()
+        painter = QPainter(picture)
+        specs = None
+        split = False
+        try:
+            if self.style["tickFont"]:
+                painter.setFont(self.style["tickFont"])
+            specs = self.generateDrawSpecs(painter)  # measures the texts with this painter, as pyqtgraph does
+            if specs is not None:
+                axis_spec, tick_specs, text_specs = specs
+                split = bool(tick_specs) and all(grid_lines.layerable(pen) for pen, _a, _b in tick_specs)
+                if split:  # the texts alone (drawPicture's axis line drawn with no pen)
+                    self.drawPicture(painter, (QPen(Qt.PenStyle.NoPen), axis_spec[1], axis_spec[2]), [], text_specs)
+                else:
+                    self.drawPicture(painter, *specs)
+        finally:
+            painter.end()
+        self.picture = picture  # pyqtgraph drops it (None) when the axis must be drawn anew
+        self._specs = specs
+        if split:
+            self._text_picture = picture
+            self._axis_picture = self._picture_of(axis_spec, [], [])
+            self._grid_lines = list(tick_specs)
+            self._whole = None
+        else:
+            self._grid_lines = []
+            self._whole = picture
+
+    def _whole_picture(self) -> QPicture:
+        if self._whole is None:
+            self._whole = self._picture_of(*self._specs)
+        return self._whole
+
+    def _picture_of(self, axis_spec, tick_specs, text_specs) -> QPicture:
+        picture = QPicture()
+        painter = QPainter(picture)
+        try:
+            if self.style["tickFont"]:
+                painter.setFont(self.style["tickFont"])
+            self.drawPicture(painter, axis_spec, tick_specs, text_specs)
+        finally:
+            painter.end()
+        return picture
 
     def setTicks(self, ticks=None) -> None:  # noqa: N802 - pyqtgraph's name
         given = None if ticks is None else [list(level) for level in ticks]
