@@ -212,6 +212,7 @@ def _filter_rows(
 
 
 _scratch = threading.local()  # each thread's buffer for the top-k partition (reused: no fresh pages per call)
+_SCRATCH_MAX = 1 << 20  # entries; longer rows get a fresh copy (no 8 MB+ buffer kept per thread)
 
 
 def _partition_scratch(rows: NDArray[np.float64], kth: int) -> NDArray[np.float64]:
@@ -222,6 +223,8 @@ def _partition_scratch(rows: NDArray[np.float64], kth: int) -> NDArray[np.float6
     long row per call costs its page faults (about 1 ms for 200,000 float64).
     """
     v = rows.shape[1]
+    if v > _SCRATCH_MAX:  # a row this long is not kept around: a fresh copy
+        return np.partition(rows[0], kth)
     buf = getattr(_scratch, "buf", None)
     if buf is None or buf.size < v:
         buf = _scratch.buf = np.empty(v)

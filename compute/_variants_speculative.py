@@ -97,6 +97,7 @@ def speculative_accept(p: ArrayLike, q: ArrayLike) -> SpeculativeAccept:
 
 
 _scratch = threading.local()  # each thread's reused row of zeros (see _scattered_sum)
+_SCRATCH_MAX = 1 << 20  # entries; a longer row of zeros is made for the call (no 8 MB+ buffer kept per thread)
 #: Rows at least this long where p and q are both 0 on most tokens take :func:`_sparse_accept`.
 _SPARSE_ROW = 4096
 
@@ -104,6 +105,10 @@ _SPARSE_ROW = 4096
 def _scattered_sum(size: int, where: NDArray[np.int64], values: NDArray[np.float64]) -> np.float64:
     """The sum of ``np.zeros(size)`` holding ``values`` at the distinct ``where``: the same row, so the same
     pairwise sum, made in this thread's reused row of zeros (put in, summed, taken out)."""
+    if size > _SCRATCH_MAX:  # a row this long is not kept around
+        row = np.zeros(size)
+        row[where] = values
+        return row.sum()
     buf = getattr(_scratch, "zeros", None)
     if buf is None or buf.size < size:
         buf = _scratch.zeros = np.zeros(size)

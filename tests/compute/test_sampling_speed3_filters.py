@@ -121,3 +121,12 @@ def test_the_reused_partition_buffer_gives_fresh_results_for_other_lengths_and_t
     for i, results in out.items():
         for g, w in zip(results, want[i % 2:]):
             same_result(g, w)
+
+
+def test_rows_longer_than_the_kept_buffer_get_a_fresh_copy(monkeypatch):
+    import compute._filters as filters
+
+    row = np.random.default_rng(8).normal(0, 2, 5000)
+    want = plain_top_k_filter(row, 1.1, 25, 0.8)
+    monkeypatch.setattr(filters, "_SCRATCH_MAX", 1000)
+    same_result(compute.filter_result(row, temperature=1.1, top_k=25, top_p=0.8), want)

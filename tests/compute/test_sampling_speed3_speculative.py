@@ -111,3 +111,13 @@ def test_the_steps_at_the_edges_of_numpys_multinomial():
                 np.testing.assert_array_equal(getattr(d, name), getattr(w, name))
             assert d.rejected == w.rejected
             assert d.counts.sum() == d.proposed.sum() == 4000
+
+
+def test_rows_longer_than_the_kept_row_of_zeros_are_summed_in_their_own(monkeypatch):
+    p = compute.filter_probs(compute.zipf_logits(9000, seed=4), top_k=30)
+    q = compute.filter_probs(compute.zipf_logits(9000, seed=4) + 0.3, top_k=30)
+    want = whole_rows(compute.speculative_accept, p, q)
+    monkeypatch.setattr(spec, "_SCRATCH_MAX", 100)
+    got = compute.speculative_accept(p, q)
+    same_bits(got.rate, want.rate)
+    same_bits(got.residual, want.residual)

@@ -5,8 +5,10 @@ loader), ``draws`` (the seeded draws as a generator over an immutable
 snapshot, and their chi-square test), ``router`` (the mixture-of-experts
 gate), ``real`` (the model source: a real model's next-token logits and
 the generate strip), ``speculative`` (a draft q against the target p),
-``results`` (what the panels are handed) and ``model`` (the parameters,
-the caches and the export).
+``results`` (what the panels are handed), ``knobs`` (the knobs applied to
+the vocabulary row, made from a kept softmax while only a cut moves),
+``rowmath`` (row arithmetic that skips work for the same bits) and
+``model`` (the parameters, the caches and the export).
 """
 
 from gui.model.sampling.curves import CURVE_T, CURVES_IN_JOB_V, curve_job, curve_steps
