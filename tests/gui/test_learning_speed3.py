@@ -8,8 +8,8 @@
   only its own, another epoch all again; every result is the uncached one;
 * the Distil tab asks for new students at once after a rest, but a drag's
   moves stop the students of the setting before and ask once the sliders
-  rest: the students that arrive are those of the setting shown (trained
-  here bit for bit), a setting come back to included.
+  rest (again=True: a setting stopped before is trained again): the students
+  that arrive are those of the setting shown, trained here bit for bit.
 """
 
 from __future__ import annotations
@@ -160,7 +160,7 @@ def test_a_drag_asks_for_the_students_of_the_setting_it_rests_on(qtbot, make_vie
     qtbot.waitUntil(lambda: m.trained, timeout=WAIT_MS)
     asked = []
     real = view.students_job.request
-    monkeypatch.setattr(view.students_job, "request", lambda key, inputs, **kw: asked.append(key) or real(
+    monkeypatch.setattr(view.students_job, "request", lambda key, inputs, **kw: asked.append((key, kw)) or real(
         key, inputs, **kw))
     qtbot.waitUntil(lambda: not view.redraw_pending)
     run = m.training_run()
@@ -168,20 +168,23 @@ def test_a_drag_asks_for_the_students_of_the_setting_it_rests_on(qtbot, make_vie
     m.set_param("distil_t", 3.0)
     qtbot.waitUntil(lambda: len(asked) == 1, timeout=WAIT_MS)  # after a rest: at once
     first = m.students_key(run)
-    assert asked == [first]
-    for t in (5.0, 7.0, 3.0):  # a drag, back to where it began
+    assert [key for key, _ in asked] == [first]
+    for t in (5.0, 7.0, 6.0):  # a drag
         m.set_param("distil_t", t)
         qtbot.waitUntil(lambda: not view.redraw_pending)
     qtbot.waitUntil(lambda: view._students_timer.isActive())
-    assert asked == [first]  # none asked for during the drag; the first stopped
-    assert not view.students_job.busy
+    assert [key for key, _ in asked] == [first]  # none asked for during the drag
+    assert not view.students_job.busy  # and the first stopped (unless it had finished)
     view._students_timer.setInterval(1)
     view._students_timer.start()  # the sliders rest
     qtbot.waitUntil(lambda: m.students_for(run) is not None, timeout=WAIT_MS)
-    assert asked == [first, first]  # the setting come back to, asked again though it was stopped
+    last = m.students_key(run)
+    assert [key for key, _ in asked] == [first, last] and last != first
+    # asked with again=True: a setting stopped during an earlier drag and come back to is trained again
+    assert asked[-1][1].get("again") is True
     here = drain(results.train_students(*m.students_inputs(run)))
     got = m.students_for(run)
-    assert got.temperature == 3.0
+    assert got.temperature == 6.0
     for a, b in ((got.hard, here.hard), (got.soft, here.soft)):
         np.testing.assert_array_equal(a.history["val_accuracy"], b.history["val_accuracy"])
     qtbot.waitUntil(lambda: view.distil.students.data(1)[0].size > 0, timeout=WAIT_MS)
@@ -190,6 +193,6 @@ def test_a_drag_asks_for_the_students_of_the_setting_it_rests_on(qtbot, make_vie
     view._students_asked = -float("inf")
     m.set_param("distil_t", 9.0)
     qtbot.waitUntil(lambda: len(asked) == 3, timeout=WAIT_MS)
-    assert asked[-1] == m.students_key(run) != first
+    assert asked[-1][0] == m.students_key(run) not in (first, last)
     qtbot.waitUntil(lambda: m.students_for(run) is not None, timeout=WAIT_MS)
     assert m.students_for(run).temperature == 9.0
