@@ -17,7 +17,10 @@ The knobs follow Hugging Face transformers (temperature, then top-k, then
 top-p, then min-p); each has an on/off switch (``--top_k_on on``).
 
 The expensive parts are cached on what they depend on: the temperature
-curves and the Gumbel-softmax sharpening curve on the logits; the draws on
+curves and the Gumbel-softmax sharpening curve on the logits; the softmax
+at T and its entropy on the logits and T (a k, p or min-p move makes only
+the cuts: :mod:`gui.model.sampling.knobs`); the draft's q and the
+speculative rule on the target, the draft and its T; the draws on
 the logits, the knobs, ``draws``, ``seed`` and ``method``.  Draws are a pure
 function of a :class:`DrawInputs` snapshot (:mod:`gui.model.sampling.draws`),
 so the view can run them in a background job and hand the result back to
