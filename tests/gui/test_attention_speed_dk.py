@@ -122,3 +122,47 @@ def test_number_labels_are_made_once_per_n_and_label_the_core():
     assert number_labels(12) is number_labels(12) and number_labels(3) == ("1", "2", "3")
     core = compute_core(AttentionModel(n=12, d_k=5, heads=2).snapshot())
     assert core.q_labels == core.k_labels == tuple(f"{i}" for i in range(1, 13))
+
+
+def _layouts(a: np.ndarray, how: str) -> np.ndarray:
+    if how == "fortran":
+        return np.asfortranarray(a)
+    if how == "transposed":
+        return a.T
+    if how == "strided":
+        return a[..., ::2] if a.shape[-1] > 1 else a
+    return a
+
+
+@settings(max_examples=40, deadline=None)
+@given(shape=st.lists(st.integers(1, 40), min_size=1, max_size=3), offset=st.sampled_from([0.0, 1e3, -7.5, 1e8]),
+       spread=st.sampled_from([1e-6, 1.0, 300.0]), how=st.sampled_from(["c", "fortran", "transposed", "strided"]),
+       dtype=st.sampled_from([np.float64, np.float32]), seed=st.integers(0, 2**16))
+def test_spreads_are_numpys_std_to_the_bit(shape, offset, spread, how, dtype, seed):
+    from gui.model.attention.core import spreads
+
+    rng = np.random.default_rng(seed)
+    a = _layouts((rng.standard_normal(shape) * spread + offset).astype(dtype), how)
+    b = _layouts((rng.standard_normal(shape) * spread * 3 - offset).astype(dtype), how)
+    big = rng.standard_normal(20_000) * spread + offset  # past the pairwise sum's blocks
+    got = spreads(a, b, big, a * 0.125)
+    assert got == (float(a.std()), float(b.std()), float(big.std()), float((a * 0.125).std()))
+
+
+def test_the_core_spreads_are_numpys_at_a_large_size():
+    core = compute_core(AttentionModel(n=300, d_k=20, heads=3, seed=9).snapshot())
+    assert core.std_raw == float(core.raw.std()) and core.std_scaled == float(core.scores.std())
+    assert core.std_raw == float(compute.attention_scores(*core_module.random_qkv(300, 20, 3, 9)[:2], 1.0).std())
+
+
+@pytest.mark.parametrize("how", ["fortran", "transposed"])
+def test_spreads_sum_in_the_arrays_own_order(how):
+    """In another layout the deviations are summed in another order (a different last bit for about one
+    array in four of these): the scratch follows each array's layout, as ``a - mean`` does in np.std."""
+    from gui.model.attention.core import spreads
+
+    rng = np.random.default_rng(4)
+    arrays = [_layouts(rng.standard_normal((300, 201)) * 3 + 1e3, how) for _ in range(20)]
+    shape = arrays[0].shape
+    arrays += [x for _ in range(10) for x in (rng.standard_normal(shape) * 3 + 1e3, arrays[_])]  # mixed layouts
+    assert spreads(*arrays) == tuple(float(a.std()) for a in arrays)
