@@ -167,7 +167,7 @@ def _zipf_buffers(v: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """This thread's buffers of v float64, v float64 and v int64 (the first v entries of longer ones)."""
     bufs = getattr(_zipf_local, "bufs", None)
     if bufs is None or bufs[0].size < v:
-        n = max(v, MAX_V) if v > 50_000 else v
+        n = max(v, MAX_V)  # once for every V of the slider (pages never written are never mapped)
         bufs = _zipf_local.bufs = (np.empty(n), np.empty(n), np.empty(n, dtype=np.int64))
     return bufs[0][:v], bufs[1][:v], bufs[2][:v]
 
