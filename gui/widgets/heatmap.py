@@ -324,8 +324,10 @@ class PooledHeatmap(Heatmap):
         n, m = full.shape
         shown, (fr, fc) = compute.max_pool2d(full, self.display_max, self.display_max)
         shown = np.asarray(shown, dtype=float)
-        # the finite entries set the levels only when they follow the data (a copy of the matrix)
-        finite = shown[np.isfinite(shown)] if self._diverging or auto_levels else None
+        # the finite entries set the levels only when they follow the data (a copy only if some are not)
+        ok = np.isfinite(shown)
+        all_finite = bool(ok.all())
+        finite = (shown if all_finite else shown[ok]) if self._diverging or auto_levels else None
         if self._diverging:
             top = float(np.abs(finite).max()) if finite.size else 0.0
             levels = (-top, top) if top > 0 else (-1.0, 1.0)
@@ -334,7 +336,8 @@ class PooledHeatmap(Heatmap):
             levels = (lo, hi) if hi > lo else (lo, lo + 1.0)
         else:
             levels = self._levels
-        self.image.setImage(np.nan_to_num(shown, nan=0.0, posinf=0.0, neginf=0.0), levels=levels)
+        drawn = shown.copy() if all_finite else np.nan_to_num(shown, nan=0.0, posinf=0.0, neginf=0.0)
+        self.image.setImage(drawn, levels=levels)
         width, height = shown.shape[1] * fc, shown.shape[0] * fr
         self.image.setRect(0, 0, width, height)
         self.colorbar.setLevels(levels)
