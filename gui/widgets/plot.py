@@ -50,6 +50,11 @@ class Plot(pg.PlotWidget):
             lambda x, y: f"{self._x_label or 'x'} = {fmt(x)}, {self._y_label or 'y'} = {fmt(y)}"
         )
         self.setMinimumSize(200, 150)  # a 1260 x 690 window holds three rows of plots and their controls
+        # Repaint the bounding rectangle of what changed, not the exact region: a region of several
+        # rectangles clips every item's drawing to it, which made a Calculator step's paint 4-6 ms where
+        # repainting the rectangle around them (or the whole plot) takes 1.2-2 ms (bench/gui_latency.py);
+        # the pixels are the same (tests/gui/test_paint_speed3_update.py).
+        self.setViewportUpdateMode(pg.QtWidgets.QGraphicsView.ViewportUpdateMode.BoundingRectViewportUpdate)
         item = self.getPlotItem()
         item.showGrid(x=True, y=True, alpha=0.15)
         for name in ("left", "bottom"):
