@@ -180,3 +180,20 @@ def test_the_synthetic_row_made_in_reused_buffers_is_compute_zipf_logits():
         th.join()
     for i, row in out.items():
         same_bits(row, compute.zipf_logits(40_000 + i, seed=7))
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.sampled_from([5, 295, 296, 3000, 60_000]), st.integers(0, 2**31 - 1), st.booleans())
+def test_word_labels_negated_in_a_reused_buffer_are_the_plain_ones(v, seed, ties):
+    """The labelled tokens (the largest logits, ties included) and their order, as -logits picked them."""
+    import gui.model.sampling.vocabulary as vocabulary
+
+    x = np.random.default_rng(seed).normal(size=v)
+    if ties:
+        x = np.round(x * 2)
+    got = vocabulary.word_labels(x)
+    words = vocabulary.words()
+    k = min(len(words), v)
+    top = np.argpartition(-x, k - 1)[:k] if k < v else np.arange(v)
+    top = top[np.argsort(-x[top], kind="stable")]
+    assert list(got.items()) == [(int(i), words[r]) for r, i in enumerate(top)]

@@ -44,7 +44,13 @@ def _ranked_words(logits: np.ndarray) -> tuple[dict[int, str], np.ndarray]:
     if _WORDS is None:
         _WORDS = words()
     k = min(len(_WORDS), logits.size)
-    top = np.argpartition(-logits, k - 1)[:k] if k < logits.size else np.arange(logits.size)
+    if k < logits.size:
+        # -logits in this thread's reused buffer when it fits (the same numbers: the same partition)
+        neg = _zipf_buffers(logits.size)[1] if logits.size <= MAX_V else np.empty(logits.size)
+        np.negative(logits, out=neg)
+        top = np.argpartition(neg, k - 1)[:k]
+    else:
+        top = np.arange(logits.size)
     top = top[np.argsort(-logits[top], kind="stable")]
     top.flags.writeable = False
     return {int(i): _WORDS[r] for r, i in enumerate(top)}, top
