@@ -74,3 +74,33 @@ def test_the_speculative_tab_of_a_moved_model_is_a_fresh_models():
             np.testing.assert_array_equal(getattr(s, field), getattr(f, field), err_msg=f"{name} {field}")
         assert (s.rate, s.chi2, s.rejected, s.labels) == (f.rate, f.chi2, f.rejected, f.labels)
         np.testing.assert_array_equal(s.shown, plain_shown_ids(s.p, s.q, m.shown))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from([50, 4096, 20_000]), st.integers(0, 2**31 - 1), st.booleans(), st.data())
+def test_kth_largest_in_a_reused_buffer_is_numpys_partition(v, seed, ties, data):
+    from gui.model.sampling.rowmath import kth_largest
+
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=v)
+    if ties:
+        x = np.round(x)
+    x[rng.random(v) < 0.2] = -np.inf
+    k = data.draw(st.integers(1, v))
+    got, want = kth_largest(x, k), np.partition(x, v - k)[v - k]
+    assert got == want and np.signbit(got) == np.signbit(want)
+    assert kth_largest(x[: v // 2 + 1], 1) == x[: v // 2 + 1].max()  # a shorter row after it: its own
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.sampled_from([10, 5000]), st.integers(0, 2**31 - 1), st.floats(0.01, 3.0))
+def test_the_draft_logits_are_logits_plus_noise_times_eps(v, seed, noise):
+    from gui.model.sampling.speculative import draft_eps, draft_logits
+
+    z = compute.zipf_logits(v, seed=seed % 1000)
+    z[:2] = -np.inf
+    eps = draft_eps(v, seed)
+    want = z + noise * eps
+    for got in (draft_logits(z, noise, seed, eps), draft_logits(z, noise, seed)):
+        np.testing.assert_array_equal(got.view(np.uint64), want.view(np.uint64))
+    assert draft_logits(z, 0.0, seed) is z

@@ -133,3 +133,18 @@ def row_entropy(p: np.ndarray) -> np.floating | float | np.ndarray:
         terms *= p
         np.negative(terms, out=terms)
     return float(terms.sum())
+
+
+def kth_largest(x: np.ndarray, k: int) -> np.floating:
+    """``np.partition(x, x.size - k)[x.size - k]`` of a 1-D float64 row (1 <= k <= size), partitioned in this
+    thread's reused buffer (the k-th largest value does not depend on where the copy lives)."""
+    v = x.size
+    if x.ndim != 1 or x.dtype != np.float64 or v < LONG_ROW:
+        return np.partition(x, v - k)[v - k]
+    buf = getattr(_scratch, "part", None)
+    if buf is None or buf.size < v:
+        buf = _scratch.part = np.empty(v)
+    part = buf[:v]
+    np.copyto(part, x)
+    part.partition(v - k)
+    return part[v - k]

@@ -21,6 +21,7 @@ import numpy as np
 import compute
 from gui.model.base import ExportArray
 from gui.model.sampling.draws import MIN_EXPECTED
+from gui.model.sampling.rowmath import kth_largest
 from gui.model.sampling.vocabulary import Vocabulary
 
 #: The draft temperatures of the acceptance-rate curve.
@@ -71,7 +72,9 @@ def draft_logits(logits: np.ndarray, noise: float, seed: int, eps: np.ndarray | 
         return logits
     if eps is None:
         eps = draft_eps(logits.size, seed)
-    return logits + noise * eps
+    out = eps * noise  # noise * eps, then logits + that (the same two roundings), in one new row
+    out += logits
+    return out
 
 
 def rate_curve(p: np.ndarray, draft: np.ndarray, cuts: dict[str, Any]) -> np.ndarray:
@@ -83,7 +86,7 @@ def rate_curve(p: np.ndarray, draft: np.ndarray, cuts: dict[str, Any]) -> np.nda
     """
     k = cuts.get("top_k")
     if k is not None and k < draft.size:
-        kth = np.partition(draft, draft.size - k)[draft.size - k]
+        kth = kth_largest(draft, k)
         inside = np.flatnonzero(draft >= kth)
         if inside.size < draft.size:
             p, draft = p[inside], draft[inside]
