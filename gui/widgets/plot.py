@@ -120,6 +120,17 @@ class Plot(pg.PlotWidget):
             self.fit_legend()
         super().resizeEvent(event)
 
+    def hideEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        # A hidden plot (another tab, another view) lets go of its grid's images (a run of vertical lines
+        # is an image about the plot's size); shown again, they are made anew (gui/widgets/grid_lines.py).
+        item = self.getPlotItem()
+        if item is not None:
+            for axis in item.axes.values():
+                layers = getattr(axis["item"], "_grid_layers", None)
+                if layers is not None:
+                    layers.clear()
+        super().hideEvent(event)
+
     def _room(self) -> float:
         """The width of the plot's own column (the title and an outside legend span it), in pixels."""
         return self.width() - self.getPlotItem().getAxis("left").width() - 24

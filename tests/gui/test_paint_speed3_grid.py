@@ -266,3 +266,18 @@ def test_exports_that_scale_draw_pyqtgraph_s_whole_picture(qtbot, direct):
     assert sum(a._grid_layers.built for a in axes(plot)) == before
     assert all(a._whole is not None for a in axes(plot))  # made for this painter only
     np.testing.assert_array_equal(image, direct(export, plot))
+
+
+def test_a_hidden_plot_lets_go_of_its_images_and_paints_the_same_when_shown_again(qtbot, direct):
+    plot = curve_plot(qtbot, (380, 280))
+    plot.grab()
+    before = pixels(plot.grab().toImage())
+    assert any(a._grid_layers._cache for a in axes(plot))
+    plot.hide()
+    assert not any(a._grid_layers._cache or a._grid_layers._seen for a in axes(plot))
+    plot.show()
+    qtbot.waitExposed(plot)
+    plot.grab()
+    np.testing.assert_array_equal(pixels(plot.grab().toImage()), before)
+    assert any(a._grid_layers._cache for a in axes(plot))  # made anew
+    np.testing.assert_array_equal(before, direct(lambda: pixels(plot.grab().toImage()), plot))
