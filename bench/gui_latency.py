@@ -42,7 +42,11 @@ same items holding the same data (points, bars, texts, images, pens, log
 axes and view range as the app's plot showed them), each moved a little per
 step (every point by a relative 1e-6, one digit of every label) and then
 repainted synchronously: what pyqtgraph alone needs to show the items that
-actually change.  (Until December 2026 the baseline
+actually change.  Where the app's view range moved during the timed steps
+(a plot whose range follows its data), the bare widget takes the app's range
+of the same step before each repaint, so it redoes the axes' ticks and grid
+as the app must (``baseline_ranges_move``; until December 2026 the bare
+range never moved).  (Until December 2026 the baseline
 drew smooth random curves instead, which understated what a noisy curve,
 such as a training loss, costs to stroke.)
 
@@ -216,6 +220,7 @@ def measure_slider(view, vs: ValueSlider, steps: int, warmup: int, pace: bool) -
     to_redraw: list[float] = []  # the part up to the finished redraw(), before painting
     painting: list[float] = []  # the rest: the event loop's rounds until the plots (and controls) have painted
     plots_painting: list[float] = []  # the time inside the plots' own paint events
+    ranges: list[dict[int, tuple]] = []  # each timed step's view range of every plot (for the baseline)
     held = timeouts = 0
     redraws_before = view.redraw_count
     wait_throttle(view, time.perf_counter())
@@ -252,6 +257,7 @@ def measure_slider(view, vs: ValueSlider, steps: int, warmup: int, pace: bool) -
                 painting.append((t1 - t_redrawn) * 1000)
                 plots_painting.append(PLOT_PAINT_MS[0])
                 held += was_held
+            ranges.append({id(p): view_range(p) for p in plots})
         if pace:
             # Let the throttle window close and the queued scene updates paint,
             # so the next step starts from a quiet event loop.
@@ -270,6 +276,7 @@ def measure_slider(view, vs: ValueSlider, steps: int, warmup: int, pace: bool) -
     out["plots"] = len(plots)
     out["plots_painted"] = statistics.median(painted_per_step) if painted_per_step else 0
     out["painted"] = [p for p in plots if id(p) in painted_plots]
+    out["ranges"] = ranges
     if timeouts:
         out["timeouts"] = timeouts
     return out
@@ -341,10 +348,22 @@ def _mirror(item, rng: np.random.Generator):
     return curve, lambda: curve.setData(np.arange(4.0), rng.random(4))
 
 
-class Baseline:
-    """Bare PlotWidgets mirroring a view's plots (sizes and items)."""
+def view_range(plot) -> tuple:
+    """A plot's view range as ((x0, x1), (y0, y1)) (in its axes' units: log10 on a log axis)."""
+    (x0, x1), (y0, y1) = plot.getViewBox().viewRange()
+    return (float(x0), float(x1)), (float(y0), float(y1))
 
-    def __init__(self, plots, seed: int = 0):
+
+class Baseline:
+    """Bare PlotWidgets mirroring a view's plots (sizes and items).
+
+    ``ranges`` (one dict per timed step of the app, ``id(plot) -> view_range``): each step the bare
+    widget takes the view range the app's plot showed at the same step, so a plot whose range follows
+    its data (its axes' ticks and grid made again) costs the baseline that too; a range that stays put
+    is set once.  (Until December 2026 the bare range never moved, so it left that work out.)
+    """
+
+    def __init__(self, plots, seed: int = 0, ranges: list[dict[int, tuple]] | None = None):
         rng = np.random.default_rng(seed)
         self.widgets: list[pg.PlotWidget] = []
         self.updates = []
@@ -361,6 +380,9 @@ class Baseline:
             mirror.disableAutoRange()
             w.show()
             self.widgets.append(w)
+        steps = [[r.get(id(p)) for p in plots] for r in (ranges or [])]
+        #: the app's ranges step by step, when any of them moved (else the one set above serves)
+        self.ranges = steps if len({tuple(map(str, s)) for s in steps}) > 1 else []
         settle(0.01)
 
     @property
@@ -375,6 +397,10 @@ class Baseline:
             t0 = time.perf_counter()
             for update in self.updates:
                 update()
+            if self.ranges:
+                for w, r in zip(self.widgets, self.ranges[i % len(self.ranges)]):
+                    if r is not None:
+                        w.getPlotItem().getViewBox().setRange(xRange=r[0], yRange=r[1], padding=0)
             PLOT_PAINT_MS[0] = 0.0
             repaint_plots(self.widgets)
             t1 = time.perf_counter()
@@ -449,8 +475,10 @@ def main(argv: list[str] | None = None) -> int:
             view.flush()
             settle(0.02)
             painted = row.pop("painted")
-            # the bare baseline for the plots this slider changes (timed per slider)
-            baseline = Baseline(painted)
+            # the bare baseline for the plots this slider changes (timed per slider), following their ranges
+            ranges = row.pop("ranges")
+            baseline = Baseline(painted, ranges=ranges)
+            row["baseline_ranges_move"] = bool(baseline.ranges)
             base = baseline.measure(args.steps, args.warmup) if painted else {"median_ms": 0.0, "p95_ms": 0.0}
             row["baseline_median_ms"] = base["median_ms"]
             row["baseline_p95_ms"] = base["p95_ms"]
