@@ -30,13 +30,11 @@ class Plot(pg.PlotWidget):
     ``describe(x, y)`` turns the data coordinates under the mouse into the
     status-bar text; ``hovered`` carries it.
 
-    Construction order: the base sets up the plot, calls
-    :meth:`create_items` (subclasses make their curves, bars and lines
-    there, after calling ``super().create_items(item)``), then applies the
-    theme once.  A subclass stores its own options *before* calling
-    ``super().__init__`` so that ``create_items`` can read them, and styles
-    its items only in :meth:`theme_changed`, which therefore always finds
-    them.
+    Construction order: the base sets up the plot, calls :meth:`create_items` (subclasses make their
+    curves, bars and lines there, after calling ``super().create_items(item)``), then applies the theme
+    once.  A subclass stores its own options *before* calling ``super().__init__`` so that
+    ``create_items`` can read them, and styles its items only in :meth:`theme_changed`, which therefore
+    always finds them.
     """
 
     hovered = Signal(str)
@@ -121,8 +119,7 @@ class Plot(pg.PlotWidget):
         super().resizeEvent(event)
 
     def hideEvent(self, event) -> None:  # noqa: N802 - Qt's name
-        # A hidden plot (another tab, another view) lets go of its grid's images (a run of vertical lines
-        # is an image about the plot's size); shown again, they are made anew (gui/widgets/grid_lines.py).
+        # hidden (another tab or view), a plot lets go of its grid's images (gui/widgets/grid_lines.py)
         item = self.getPlotItem()
         if item is not None:
             for axis in item.axes.values():
@@ -217,6 +214,7 @@ class BarChart(Plot):
         self._laying_out = False
         self._batching = 0  # inside batched(): layouts wait for its end
         self._layout_pending = False
+        self._legend_pending = False  # a series renamed inside batched(): the legend fits at the end
         super().__init__(title, y_label=y_label, parent=parent)
         self.set_y_range(*y_range)
         self.describe = self._describe_bar
@@ -256,16 +254,17 @@ class BarChart(Plot):
 
     @contextmanager
     def batched(self) -> Iterator[None]:
-        """Changes inside (set_data, set_y_range, set_shown) lay the labels out and move the range once, at the end.
-
-        The end state is the one the same calls make one by one: the layout
-        depends only on the bars, the range asked for and the plot's pixels.
-        """
+        """Changes inside (set_data, set_y_range, set_shown, set_series_name) lay the labels out, fit the
+        legend and move the range once, at the end: the state the same calls make one by one (the layout
+        depends only on the bars, the range asked for and the plot's pixels)."""
         self._batching += 1
         try:
             yield
         finally:
             self._batching -= 1
+            if not self._batching and self._legend_pending:
+                self._legend_pending = False
+                self.fit_legend()
             if not self._batching and self._layout_pending:
                 self._layout_pending = False
                 self._layout_labels()
@@ -277,7 +276,9 @@ class BarChart(Plot):
         legend = self.getPlotItem().legend
         if legend is not None:
             legend.items[index][1].setText(name, color=themes.current().foreground)
-            self.fit_legend()
+            if not self._batching:
+                self.fit_legend()
+            self._legend_pending = bool(self._batching)
 
     def set_shown(self, shown: Sequence[bool]) -> None:
         """Which series are drawn (the legend keeps every entry; a hidden one shows a crossed eye)."""
