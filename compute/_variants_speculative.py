@@ -96,15 +96,16 @@ def speculative_accept(p: ArrayLike, q: ArrayLike) -> SpeculativeAccept:
     return _accept(pa, qa)
 
 
-_scratch = threading.local()  # each thread's reused row of zeros (see _scattered_sum)
+_scratch = threading.local()  # each thread's reused row of zeros (see scattered_sum)
 _SCRATCH_MAX = 1 << 20  # entries; a longer row of zeros is made for the call (no 8 MB+ buffer kept per thread)
 #: Rows at least this long where p and q are both 0 on most tokens take :func:`_sparse_accept`.
 _SPARSE_ROW = 4096
 
 
-def _scattered_sum(size: int, where: NDArray[np.int64], values: NDArray[np.float64]) -> np.float64:
-    """The sum of ``np.zeros(size)`` holding ``values`` at the distinct ``where``: the same row, so the same
-    pairwise sum, made in this thread's reused row of zeros (put in, summed, taken out)."""
+def scattered_sum(size: int, where: NDArray[np.int64], values: NDArray[np.float64]) -> np.float64:
+    """The sum of ``np.zeros(size)`` holding ``values`` (float64) at the distinct ``where``, bit for bit: the
+    same row, so the same pairwise sum, made in this thread's reused row of zeros (put in, summed, taken
+    out), without a new row's pages for each call (about 0.5 ms for 200,000 float64 here)."""
     if size > _SCRATCH_MAX:  # a row this long is not kept around
         row = np.zeros(size)
         row[where] = values
@@ -136,12 +137,12 @@ def _sparse_accept(pa: NDArray[np.float64], qa: NDArray[np.float64]) -> Speculat
     if u.size > v // 8 or np.signbit(pa).any() or np.signbit(qa).any():
         return None
     pu, qu = pa[u], qa[u]
-    rate = float(_scattered_sum(v, u, np.minimum(pu, qu)))
+    rate = float(scattered_sum(v, u, np.minimum(pu, qu)))
     accept = np.ones(v)
     with np.errstate(all="ignore"):
         accept[u] = np.where(qu > 0, np.minimum(1.0, pu / qu), 1.0)
     rest = np.maximum(0.0, pu - qu)
-    total = _scattered_sum(v, u, rest)
+    total = scattered_sum(v, u, rest)
     residual = np.zeros(v)
     if total > 0:
         residual[u] = rest / total
