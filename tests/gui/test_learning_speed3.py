@@ -25,6 +25,7 @@ from compute import _calibration as cal
 from gui.model.base import drain
 from gui.model.learning import LearningModel, results
 from gui.views.learning import view as view_module
+from tests.gui.test_learning_model import same_calibration
 
 WAIT_MS = 60_000
 
@@ -87,17 +88,6 @@ def short_model(**params) -> LearningModel:
     return m
 
 
-def _same_calibration(a: results.CalibrationResult, b: results.CalibrationResult) -> None:
-    assert (a.epoch, a.fitted_t, a.manual_t) == (b.epoch, b.fitted_t, b.manual_t)
-    for name in ("temperatures", "ece", "nll", "val_nll"):
-        np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
-    for name in ("before", "after", "manual"):
-        ra, rb = getattr(a, name), getattr(b, name)
-        assert (ra.temperature, ra.nll, ra.brier, ra.accuracy) == (rb.temperature, rb.nll, rb.brier, rb.accuracy)
-        for field in ("edges", "counts", "confidence", "accuracy"):
-            np.testing.assert_array_equal(getattr(ra.bins, field), getattr(rb.bins, field))
-
-
 def test_a_bins_move_bins_the_kept_scores_and_a_t_move_scores_only_its_t(monkeypatch):
     m = short_model()
     run = m.training_run()
@@ -127,17 +117,17 @@ def test_a_bins_move_bins_the_kept_scores_and_a_t_move_scores_only_its_t(monkeyp
         got = m.calibration(run)
         assert made == []  # no temperature scored again (fresh() below scores them anew)
         assert len(got.manual.bins.counts) == len(got.before.bins.counts) == bins
-        _same_calibration(got, fresh())
+        same_calibration(got, fresh())
     made.clear()
     m.set_param("calibration_t", 2.5)
     got = m.calibration(run)
     assert made == [2.5]
-    _same_calibration(got, fresh())
+    same_calibration(got, fresh())
     made.clear()
     m.set_param("epoch", 2)  # other weights: other logits, every temperature again
     got = m.calibration(run)
     assert sorted(made) == sorted([1.0, got.fitted_t, 2.5])
-    _same_calibration(got, fresh(2))
+    same_calibration(got, fresh(2))
     assert not np.array_equal(got.before.bins.confidence, first.before.bins.confidence, equal_nan=True)
 
 

@@ -190,9 +190,8 @@ def test_the_qk_curves_without_qk_norm_are_kept_while_the_gain_moves():
         assert q.normed_max.max() <= math.sqrt(d) * gain**2 * (1 + 1e-12)
 
 
-def test_the_old_single_loop_of_the_qk_curves_gives_the_same_bits():
-    """qk_curves is split in a plain and a normalised half; here the one loop it replaced, written out."""
-    d, gain, seed = 16, 1.7, 3
+def old_curves(d: int, gain: float, seed: int) -> list[np.ndarray]:
+    """The curves as one loop over the input scales, from compute's softmax and entropy."""
     q, k = att.random_qk(att.QK_N, d, seed, 4)
     raw = q @ k.T / math.sqrt(d)
     mq, mk = np.mean(q * q, axis=-1), np.mean(k * k, axis=-1)
@@ -202,7 +201,13 @@ def test_the_old_single_loop_of_the_qk_curves_gives_the_same_bits():
         for j, logits in enumerate((c * c * raw, gain * gain * rq[:, None] * raw * rk[None, :])):
             out[j][i] = np.abs(logits).max()
             out[2 + j][i] = compute.entropy(compute.softmax(logits)).mean()
-    for got, want in zip(att.qk_curves(d, gain, seed), out):
+    return out
+
+
+def test_the_old_single_loop_of_the_qk_curves_gives_the_same_bits():
+    """qk_curves is split in a plain and a normalised half; here the one loop it replaced, written out."""
+    d, gain, seed = 16, 1.7, 3
+    for got, want in zip(att.qk_curves(d, gain, seed), old_curves(d, gain, seed)):
         np.testing.assert_array_equal(got, want)
 
 

@@ -11,8 +11,6 @@
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -22,6 +20,7 @@ from hypothesis.extra.numpy import arrays
 import compute
 from gui.model.variants import VariantsModel
 from gui.model.variants import attention as att
+from tests.gui.test_variants_speed import old_curves
 
 
 def assert_bits(got: np.ndarray, want: np.ndarray) -> None:
@@ -52,20 +51,6 @@ def test_rows_with_a_non_finite_maximum_go_to_compute():
         want = np.array([compute.entropy(compute.softmax(b)).mean() for b in x])
     got = att._softmax_mean_entropy(x.copy(), np.empty_like(x))
     np.testing.assert_array_equal(got, want)  # NaN where compute gives NaN
-
-
-def old_curves(d: int, gain: float, seed: int) -> list[np.ndarray]:
-    """The curves as one loop over the input scales, from compute's softmax and entropy."""
-    q, k = att.random_qk(att.QK_N, d, seed, 4)
-    raw = q @ k.T / math.sqrt(d)
-    mq, mk = np.mean(q * q, axis=-1), np.mean(k * k, axis=-1)
-    out = [np.empty(att.QK_SCALES.size) for _ in range(4)]
-    for i, c in enumerate(att.QK_SCALES):
-        rq, rk = c / np.sqrt(c * c * mq + att.QK_EPS), c / np.sqrt(c * c * mk + att.QK_EPS)
-        for j, logits in enumerate((c * c * raw, gain * gain * rq[:, None] * raw * rk[None, :])):
-            out[j][i] = np.abs(logits).max()
-            out[2 + j][i] = compute.entropy(compute.softmax(logits)).mean()
-    return out
 
 
 @settings(max_examples=8, deadline=None)
