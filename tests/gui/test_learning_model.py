@@ -135,7 +135,7 @@ def test_the_calibrate_knobs_reuse_the_fit_and_give_what_a_fresh_computation_giv
         m.set_param("bins", bins)
         got = m.calibration(run)
         same_calibration(got, results.calibration_result(run, m.epoch, m.digits(), m.split(), t, bins,
-                                                          fresh_fit(run, m.epoch, m.digits(), m.split())))
+                                                         fresh_fit(run, m.epoch, m.digits(), m.split())))
         assert got.manual_t == t and len(got.manual.bins.counts) == bins
     first = m.epoch
     assert fits == [first]  # fitted once for all five settings
