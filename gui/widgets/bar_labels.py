@@ -53,6 +53,7 @@ from gui.widgets.bar_place import (  # noqa: F401  (re-exported: the rule is par
     place,
     upright,
 )
+from gui.widgets.value_text import Turns, ValueText
 
 #: Labels are made for at most this many bars; beyond, none would fit anyway.
 MAX_LABELLED_BARS = 240
@@ -188,6 +189,7 @@ class ValueLabels:
         self._font = value_font()
         self._metrics = QFontMetricsF(self._font)
         self._sizes: dict[str, tuple[float, float]] = {}  # text -> (advance, ink thickness), measured once
+        self._turns = Turns()  # the labels' shared transforms (one parent)
         self.lead: int | None = None
         self._spare_timer: QTimer | None = None
         self._spares_wanted = 0  # the pool's size the idle spares make (a count the labels reached, grown)
@@ -231,7 +233,7 @@ class ValueLabels:
     def _new_text(self, *, visible: bool) -> None:
         """One more text item at the end of the pool; a spare (not ``visible``) is hidden before it joins
         the plot, so it is never painted (nor is anything repainted for it)."""
-        text = pg.TextItem()
+        text = ValueText(self._turns)
         # no Python itemChange per move or turn (two calls each, ~17 µs, ~100 a Sampling step): pyqtgraph only
         # tells the view its bounds changed, and a label added with ignoreBounds has none
         text.setFlag(text.GraphicsItemFlag.ItemSendsGeometryChanges, False)

@@ -15,6 +15,7 @@ from gui.qt import pg
 from gui.widgets import unchanged
 from gui.widgets.plot import Plot
 from gui.widgets.ticks import few_ticks, label_ticks
+from gui.widgets.value_text import Turns, ValueText
 
 #: Cells get text items for their values up to this many rows/columns; the numbers show
 #: only while they fit their cells in pixels (see Heatmap.fit_cell_texts).
@@ -86,7 +87,7 @@ class Heatmap(Plot):
         self._matrix = np.zeros((0, 0))
         self._rows: tuple[str, ...] = ()
         self._cols: tuple[str, ...] = ()
-        self._texts: list[pg.TextItem] = []
+        self._texts: list[ValueText] = []
         self._text_colours: list[str | None] = []
         self._cell_values = np.zeros((0, 0))
         self._cell_formats: tuple = (fmt,)
@@ -234,7 +235,8 @@ class Heatmap(Plot):
         item = self.getPlotItem()
         for t in self._texts:
             item.removeItem(t)
-        self._texts = [pg.TextItem(anchor=(0.5, 0.5)) for _ in range(count)]
+        turns = Turns()  # the cells' shared transforms (one parent)
+        self._texts = [ValueText(turns, anchor=(0.5, 0.5)) for _ in range(count)]
         self._text_colours: list[str | None] = [None] * count  # what each text was last coloured
         for t in self._texts:
             t.setZValue(5)
