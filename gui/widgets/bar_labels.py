@@ -171,14 +171,16 @@ class ValueLabels:
     Text items are kept (hidden) when the labels get fewer.  When they
     outgrow the pool, the redraw makes what it needs, and the app, once
     idle (SPARE_DELAY_MS), hidden spares up to SPARE_GROWTH times that
-    count: a slider sweeping the count up (a text item costs 1-2 ms) makes
-    them in O(log n) batches, mostly outside redraws.  A spare is hidden
-    before it joins the plot, never painted or exported, and no label.
+    count: a slider sweeping the count up makes text items in O(log n)
+    batches, mostly outside redraws.  A spare stays out of the plot until a
+    label needs it (a view box repaints whenever an item joins it): it is
+    never painted or exported, and no label.
     """
 
     def __init__(self, item):
         self._item = item
-        self._texts: list = []
+        self._texts: list = []  # the text items in the plot (the first len(self._keys) hold the labels)
+        self._spares: list[ValueText] = []  # made while idle, in no plot until a label needs them
         self._keys: list[tuple[int, int]] = []
         self._strings: list[str] = []  # each label's text now
         self._written: list[str] = []  # the text each text item holds (its label's, or an old one while hidden)
@@ -207,11 +209,12 @@ class ValueLabels:
         if len(keys) > MAX_LABELLED_BARS:  # keep only the placeholders' tags
             kept = [k for k, t in enumerate(texts) if not _is_number(t)]
             keys, texts = [keys[k] for k in kept], [texts[k] for k in kept]
-        if len(self._texts) < len(keys):
-            while len(self._texts) < len(keys):
-                self._new_text(visible=True)
+        outgrown = len(self._texts) + len(self._spares) < len(keys)  # the whole pool, spares too
+        while len(self._texts) < len(keys):
+            self._new_text(visible=True)
+        if outgrown:
             self._spares_wanted = min(MAX_LABELLED_BARS, math.ceil(SPARE_GROWTH * len(keys)))
-            if self._spares_wanted > len(self._texts):
+            if self._spares_wanted > len(self._texts) + len(self._spares):
                 if self._spare_timer is None:
                     self._spare_timer = QTimer(self._item)  # dies with the plot
                     self._spare_timer.setSingleShot(True)
@@ -231,8 +234,16 @@ class ValueLabels:
         self._generation += 1
 
     def _new_text(self, *, visible: bool) -> None:
-        """One more text item at the end of the pool; a spare (not ``visible``) is hidden before it joins
-        the plot, so it is never painted (nor is anything repainted for it)."""
+        """One more text item at the end of the pool: a spare if there is one, else a new one."""
+        text = self._spares.pop() if self._spares else self._made_text()
+        if visible:
+            text.setVisible(True)
+        self._item.addItem(text, ignoreBounds=True)
+        self._texts.append(text)
+        self._written.append(text.toPlainText())
+
+    def _made_text(self) -> ValueText:
+        """A new text item, hidden, in no plot yet."""
         text = ValueText(self._turns)
         # no Python itemChange per move or turn (two calls each, ~17 µs, ~100 a Sampling step): pyqtgraph only
         # tells the view its bounds changed, and a label added with ignoreBounds has none
@@ -240,17 +251,16 @@ class ValueLabels:
         text.textItem.document().setDocumentMargin(0)
         text.setFont(self._font)
         text.setZValue(20)
-        if not visible:
-            text.setVisible(False)
-        self._item.addItem(text, ignoreBounds=True)
-        self._texts.append(text)
-        self._written.append(text.toPlainText())
+        text.setVisible(False)
+        return text
 
     def _make_spares(self) -> None:
-        """Grow the pool (idle, after the labels outgrew it) by hidden spares up to the count wanted."""
-        if len(self._texts) < self._spares_wanted:
-            while len(self._texts) < self._spares_wanted:
-                self._new_text(visible=False)
+        """Make spares (idle, after the labels outgrew the pool) up to the count wanted.
+
+        They stay out of the plot until a label needs them: a view box repaints itself whenever an item
+        joins it, hidden or not, and making an item costs several times what adding it does."""
+        while len(self._texts) + len(self._spares) < self._spares_wanted:
+            self._spares.append(self._made_text())
 
     def write_shown(self) -> None:
         """Give every label on screen its text now (when no layout follows a :meth:`set_texts`)."""

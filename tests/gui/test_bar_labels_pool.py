@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QApplication
 from gui.qt import pg
 from gui.widgets import bar_labels
 from tests.gui.test_bar_labels_speed import assert_same_labels, make_chart, on_screen, settle
+from tests.gui.test_paint_only_changes import Paints
 
 SERIES = 2  # make_chart's series
 
@@ -65,7 +66,7 @@ def test_a_sweep_of_the_count_makes_text_items_in_few_batches(qtbot, made):
     assert batches <= 2 + math.ceil(math.log(most / first) / math.log(bar_labels.SPARE_GROWTH))
     assert batches < len(counts) // 2  # the former pool grew at every step: 20 batches here
     assert most <= made[0] <= math.ceil(bar_labels.SPARE_GROWTH * most)  # never many more items than used
-    assert len(chart.values._texts) == made[0]
+    assert len(chart.values._texts) + len(chart.values._spares) == made[0]
 
 
 def test_a_sweep_up_and_down_shows_what_a_fresh_chart_shows(qtbot):
@@ -88,8 +89,8 @@ def test_a_sweep_up_and_down_shows_what_a_fresh_chart_shows(qtbot):
                 fresh_holder.close()
                 fresh_holder.deleteLater()
         idle(qtbot, chart)
-    spares = chart.values._texts[len(chart.values._keys):]
-    assert spares and not any(t.isVisible() for t in spares)
+    unused = chart.values._texts[len(chart.values._keys):] + chart.values._spares
+    assert chart.values._spares and not any(t.isVisible() for t in unused)
 
 
 def test_spares_made_while_idle_change_nothing_on_screen(qtbot, monkeypatch):
@@ -102,10 +103,14 @@ def test_spares_made_while_idle_change_nothing_on_screen(qtbot, monkeypatch):
     assert len(chart.values._texts) == SERIES * n  # the redraw made only what it needed
     timer = chart.values._spare_timer
     assert timer.isActive()
+    paints = Paints({"chart": chart})
+    paints.settle(qtbot)
+    before = dict(paints.counts)
     timer.start(0)  # the app is idle now
     qtbot.waitUntil(lambda: not timer.isActive(), timeout=2000)
-    settle()
-    assert len(chart.values._texts) == math.ceil(bar_labels.SPARE_GROWTH * SERIES * n)
+    paints.settle(qtbot)
+    assert paints.counts == before  # making them repaints nothing (they join no plot yet)
+    assert len(chart.values._texts) + len(chart.values._spares) == math.ceil(bar_labels.SPARE_GROWTH * SERIES * n)
     assert on_screen(chart) == shown and scene_texts(chart) == texts
     assert chart.values.items() and len(chart.values.items()) == SERIES * n  # spares are no labels
 
