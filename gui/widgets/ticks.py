@@ -126,7 +126,20 @@ class FittedAxis(pg.AxisItem):
         self._grid_lines: list = []  # the grid's translucent tick lines, drawn from cached images
         self._whole: QPicture | None = None
         self._grid_layers = grid_lines.GridLayers()
+        self._label_html: str | None = None  # the HTML the axis label was last given
         super().__init__(orientation, **kwargs)
+
+    def _updateLabel(self) -> None:  # noqa: N802 - pyqtgraph's name
+        # pyqtgraph gives the label its HTML again on every range change (for the SI prefix), and the
+        # label lays the same document out anew each time (a third of a millisecond per Sampling step):
+        # the rest of pyqtgraph's update stays as it is
+        html = self.labelString()
+        if html != self._label_html:
+            self.label.setHtml(html)
+            self._label_html = html
+        self._adjustSize()
+        self.picture = None
+        self.update()
 
     def paint(self, p, opt, widget) -> None:
         """pyqtgraph's picture of the axis, its translucent grid lines blitted from images where that is exact.
