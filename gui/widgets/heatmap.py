@@ -14,7 +14,7 @@ from gui.format import fmt
 from gui.qt import pg
 from gui.widgets import unchanged
 from gui.widgets.plot import Plot
-from gui.widgets.ticks import few_ticks, label_ticks
+from gui.widgets.ticks import few_ticks, label_html_once, label_ticks
 from gui.widgets.value_text import Turns, ValueText
 
 #: Cells get text items for their values up to this many rows/columns; the numbers show
@@ -108,6 +108,8 @@ class Heatmap(Plot):
         cmap = pg.colormap.get("CET-D1" if self._diverging else "viridis")
         self.colorbar = pg.ColorBarItem(values=self._levels, colorMap=cmap, interactive=False, width=14)
         self.colorbar.setImageItem(self.image, insert_in=item)
+        for side in ("left", "right", "top", "bottom"):
+            label_html_once(self.colorbar.getAxis(side))
         # the title spans the plot and its colour bar: fitted to the room right of the left axis, over
         # the plot's column alone it pushed the colour bar and its labels out of the widget
         item.layout.removeItem(item.titleLabel)

@@ -16,6 +16,7 @@ re-applied whenever the axis is redrawn (resize, range change, new ticks).
 from __future__ import annotations
 
 import math
+import types
 from collections.abc import Sequence
 
 from PySide6.QtCore import Qt
@@ -111,6 +112,26 @@ def thin_ticks(ticks: Ticks, extents: Sequence[float], scale: float, gap: float 
     return list(ticks[::k])
 
 
+def _update_label_once(axis: pg.AxisItem) -> None:
+    """pyqtgraph's ``AxisItem._updateLabel``, giving the label its HTML only when that changed.
+
+    pyqtgraph gives the label its HTML again on every range change (for the SI prefix), and the label
+    lays the same document out anew each time (a third of a millisecond per Sampling step); the rest
+    of pyqtgraph's update stays as it is."""
+    html = axis.labelString()
+    if html != getattr(axis, "_label_html", None):
+        axis.label.setHtml(html)
+        axis._label_html = html
+    axis._adjustSize()
+    axis.picture = None
+    axis.update()
+
+
+def label_html_once(axis: pg.AxisItem) -> None:
+    """Let a pyqtgraph axis made elsewhere (a colour bar's) give its label HTML only when that changed."""
+    axis._updateLabel = types.MethodType(_update_label_once, axis)
+
+
 class FittedAxis(pg.AxisItem):
     """An AxisItem whose fixed ticks are thinned until their labels do not overlap.
 
@@ -126,20 +147,9 @@ class FittedAxis(pg.AxisItem):
         self._grid_lines: list = []  # the grid's translucent tick lines, drawn from cached images
         self._whole: QPicture | None = None
         self._grid_layers = grid_lines.GridLayers()
-        self._label_html: str | None = None  # the HTML the axis label was last given
         super().__init__(orientation, **kwargs)
 
-    def _updateLabel(self) -> None:  # noqa: N802 - pyqtgraph's name
-        # pyqtgraph gives the label its HTML again on every range change (for the SI prefix), and the
-        # label lays the same document out anew each time (a third of a millisecond per Sampling step):
-        # the rest of pyqtgraph's update stays as it is
-        html = self.labelString()
-        if html != self._label_html:
-            self.label.setHtml(html)
-            self._label_html = html
-        self._adjustSize()
-        self.picture = None
-        self.update()
+    _updateLabel = _update_label_once  # noqa: N815 - pyqtgraph's name
 
     def paint(self, p, opt, widget) -> None:
         """pyqtgraph's picture of the axis, its translucent grid lines blitted from images where that is exact.

@@ -8,10 +8,11 @@ import types
 
 import hypothesis.strategies as st
 import pyqtgraph as pg
+import pytest
 from hypothesis import HealthCheck, given, settings
 from PySide6.QtWidgets import QApplication
 
-from gui.widgets.ticks import FittedAxis
+from gui.widgets.ticks import FittedAxis, label_html_once
 
 RANGES = st.tuples(st.sampled_from([1e-9, 1e-6, 1e-3, 0.5, 1.0, 40.0, 3e3, 2e6]),
                    st.floats(0.1, 3.0), st.booleans())
@@ -24,11 +25,16 @@ OPS = st.one_of(
 )
 
 
-def _plot(pyqtgraph_update: bool):
-    axes = {"left": FittedAxis("left"), "bottom": FittedAxis("bottom")}
-    if pyqtgraph_update:  # each range change gives the label its HTML again, as pyqtgraph does
-        for axis in axes.values():
+def _plot(pyqtgraph_update: bool, kind: str = "fitted"):
+    """A plot with the app's axes ("fitted") or pyqtgraph's given :func:`label_html_once` (as colour bars
+    are), or with pyqtgraph's own label update."""
+    make = FittedAxis if kind == "fitted" else pg.AxisItem
+    axes = {"left": make("left"), "bottom": make("bottom")}
+    for axis in axes.values():
+        if pyqtgraph_update:  # each range change gives the label its HTML again, as pyqtgraph does
             axis._updateLabel = types.MethodType(pg.AxisItem._updateLabel, axis)
+        elif kind == "patched":
+            label_html_once(axis)
     w = pg.PlotWidget(axisItems=axes)
     w.setBackground("w")
     w.resize(320, 220)
@@ -75,10 +81,10 @@ def _settled(w):
     return state
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(ops=st.lists(OPS, min_size=1, max_size=12))
-def test_axis_label_html_once_looks_like_pyqtgraph(qtbot, ops):
-    ours, theirs = _plot(False), _plot(True)
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops=st.lists(OPS, min_size=1, max_size=12), kind=st.sampled_from(["fitted", "patched"]))
+def test_axis_label_html_once_looks_like_pyqtgraph(qtbot, ops, kind):
+    ours, theirs = _plot(False, kind), _plot(True, kind)
     try:
         for w in (ours, theirs):
             qtbot.waitExposed(w)
@@ -93,9 +99,10 @@ def test_axis_label_html_once_looks_like_pyqtgraph(qtbot, ops):
             w.deleteLater()
 
 
-def test_a_range_change_keeps_the_label_document(qtbot):
+@pytest.mark.parametrize("kind", ["fitted", "patched"])
+def test_a_range_change_keeps_the_label_document(qtbot, kind):
     """The point of it: moving the range (same prefix) leaves the label's document untouched."""
-    w = _plot(False)
+    w = _plot(False, kind)
     qtbot.addWidget(w)
     item = w.getPlotItem()
     item.setLabel("left", "weight", units="s")
