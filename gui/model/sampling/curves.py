@@ -18,8 +18,10 @@ __all__ = ["CURVES_IN_JOB_V", "CURVE_T", "curve_job", "curve_steps"]
 #: Temperatures of the curves (the T slider's range).
 CURVE_T = np.geomspace(0.05, 5.0, 61)
 #: A vocabulary at least this long gets its temperature curves in a background job (61 softmaxes of
-#: V: about 150 ms at V = 200,000 on two cores), the last curves staying on screen meanwhile.
-CURVES_IN_JOB_V = 20_000
+#: V: about 150 ms at V = 200,000 on two cores), the last curves staying on screen meanwhile.  Below it
+#: they are computed in the redraw: about 2 ms at V = 5,000 (at 16,000, 4.4 ms: a Vocabulary V step there
+#: took 16-18 ms against 10 just above the former 20,000).
+CURVES_IN_JOB_V = 5_000
 
 
 def curve_job(logits: np.ndarray) -> dict[str, np.ndarray]:
