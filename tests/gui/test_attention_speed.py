@@ -167,9 +167,13 @@ def test_random_qkv_are_a_fresh_generators_draws_whatever_came_before(calls):
             assert a.shape == (heads, n, d_k) and a.flags.c_contiguous
 
 
-def test_random_qkv_arrays_are_the_callers_own_and_big_ones_bypass_the_stream(monkeypatch):
+def test_random_qkv_arrays_are_read_only_views_and_big_ones_bypass_the_stream(monkeypatch):
     q, k, _v = sources.random_qkv(8, 4, 2, 7)
-    q[:] = 0.0  # a caller writing into its arrays changes no later call's
+    with pytest.raises(ValueError):
+        q[:] = 0.0  # no caller can change a later call's numbers
+    assert not q.flags.writeable and not k.flags.writeable
+    sources.random_qkv(2000, 64, 8, 7)  # a longer draw replaces the kept array: earlier views keep theirs
+    np.testing.assert_array_equal(q, fresh_qkv(8, 4, 2, 7)[0])
     np.testing.assert_array_equal(sources.random_qkv(8, 4, 2, 7)[0], fresh_qkv(8, 4, 2, 7)[0])
     assert not np.shares_memory(q, k)
     monkeypatch.setattr(sources, "STREAM_MAX", 10)

@@ -242,7 +242,10 @@ class _Stream:
         self._values = np.zeros(0)
 
     def first(self, seed: int, count: int) -> np.ndarray:
-        """A copy of the first ``count`` normals of seed ``seed``'s generator."""
+        """The first ``count`` normals of seed ``seed``'s generator, read-only.
+
+        A view of the kept draws, not a copy (a copy was a megabyte or more at every d_k step): a later,
+        longer draw replaces the kept array by a new one, so the view keeps its numbers."""
         if count > STREAM_MAX:
             return np.random.default_rng(seed).standard_normal(count)
         with self._lock:
@@ -252,7 +255,9 @@ class _Stream:
             if have < count:  # grow by at least half again: a drag upwards does not copy at every step
                 want = min(max(count, have + have // 2), STREAM_MAX)
                 self._values = np.concatenate([self._values, self._rng.standard_normal(want - have)])
-            return self._values[:count].copy()
+            values = self._values[:count]
+            values.flags.writeable = False
+            return values
 
 
 _STREAM = _Stream()
