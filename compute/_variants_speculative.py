@@ -183,10 +183,24 @@ def _multinomial(rng: np.random.Generator, n: int, pvals: NDArray[np.float64]) -
     return rng.multinomial(n, pvals).astype(np.int64) if out is None else out
 
 
-def _multinomial_at(rng: np.random.Generator, n: int, v: int, support: NDArray[np.int64],
-                    at: NDArray[np.float64]) -> NDArray[np.int64] | None:
-    """:func:`_multinomial` of a row of ``v`` categories that is ``at`` (> 0) on ``support`` (ascending) and
-    0 elsewhere; None, before drawing anything, where NumPy's own call on the whole row is needed."""
+def _multinomial_into(rng: np.random.Generator, n: int, pvals: NDArray[np.float64], into: NDArray[np.int64]) -> None:
+    """``into += _multinomial(rng, n, pvals)``: the same draws, added where they fall (no row of them is made
+    where they are sparse; integer sums, so the same counts)."""
+    v = pvals.size
+    support = np.flatnonzero(pvals > 0)
+    if support.size <= v // 4 and (pvals >= 0).all():  # else nothing much to skip (or NumPy refuses it)
+        drawn = _multinomial_support(rng, n, v, support, pvals[support])
+        if drawn is not None:
+            into[drawn[0]] += drawn[1]
+            return
+    into += rng.multinomial(n, pvals).astype(np.int64)
+
+
+def _multinomial_support(rng: np.random.Generator, n: int, v: int, support: NDArray[np.int64],
+                         at: NDArray[np.float64]) -> tuple[NDArray[np.int64], NDArray[np.int64]] | None:
+    """The draws of :func:`_multinomial` of a row of ``v`` categories that is ``at`` (> 0) on ``support``
+    (ascending) and 0 elsewhere, as the categories drawn (ascending, distinct) and their counts (0 off them);
+    None, before drawing anything, where NumPy's own call on the whole row is needed."""
     if not support.size or support[-1] != v - 1:
         # the last category takes what is left: NumPy never reads its probability (0 here)
         support = np.append(support, v - 1)
@@ -195,8 +209,18 @@ def _multinomial_at(rng: np.random.Generator, n: int, v: int, support: NDArray[n
     remaining = np.subtract.accumulate(np.concatenate(([1.0], at[:-1])))
     if (remaining == 0).any():
         return None
+    return support, rng.multinomial(n, at)
+
+
+def _multinomial_at(rng: np.random.Generator, n: int, v: int, support: NDArray[np.int64],
+                    at: NDArray[np.float64]) -> NDArray[np.int64] | None:
+    """:func:`_multinomial` of a row of ``v`` categories that is ``at`` (> 0) on ``support`` (ascending) and
+    0 elsewhere; None, before drawing anything, where NumPy's own call on the whole row is needed."""
+    drawn = _multinomial_support(rng, n, v, support, at)
+    if drawn is None:
+        return None
     out = np.zeros(v, dtype=np.int64)
-    out[support] = rng.multinomial(n, at)
+    out[drawn[0]] = drawn[1]
     return out
 
 
@@ -226,8 +250,10 @@ def _sparse_steps(rng: np.random.Generator, n: int, pa: NDArray[np.float64], qa:
     accepted[where] = rng.binomial(proposed[where], rule.accept[where])
     rejected = int(n - accepted[where].sum())
     redraw = rule.residual if (rule.residual > 0).any() else pa / pa.sum()  # residual >= 0: sum > 0 iff any > 0
-    redrawn = _multinomial(rng, rejected, redraw) if rejected else np.zeros_like(accepted)
-    return SpeculativeDraws(accepted + redrawn, accepted, proposed, rejected)
+    counts = accepted.copy()  # accepted + the redraws, added in place (no row of redraws)
+    if rejected:
+        _multinomial_into(rng, rejected, redraw, counts)
+    return SpeculativeDraws(counts, accepted, proposed, rejected)
 
 
 def speculative_sample(p: ArrayLike, q: ArrayLike, n: int, seed: int, *,
