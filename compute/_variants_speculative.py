@@ -175,25 +175,36 @@ def _multinomial(rng: np.random.Generator, n: int, pvals: NDArray[np.float64]) -
     same stream.  Only where ``remaining`` would reach exactly 0 before the
     end (``0 / 0``) is the whole row drawn, as NumPy does.
     """
-    v = pvals.size
-    support = np.flatnonzero(pvals > 0)
-    if support.size > v // 4 or not (pvals >= 0).all():  # nothing much to skip (or NumPy refuses it)
-        return rng.multinomial(n, pvals).astype(np.int64)
-    out = _multinomial_at(rng, n, v, support, pvals[support])
-    return rng.multinomial(n, pvals).astype(np.int64) if out is None else out
+    where, counts = _multinomial_draws(rng, n, pvals)
+    if where is None:
+        return counts
+    out = np.zeros(pvals.size, dtype=np.int64)
+    out[where] = counts
+    return out
 
 
 def _multinomial_into(rng: np.random.Generator, n: int, pvals: NDArray[np.float64], into: NDArray[np.int64]) -> None:
     """``into += _multinomial(rng, n, pvals)``: the same draws, added where they fall (no row of them is made
     where they are sparse; integer sums, so the same counts)."""
+    where, counts = _multinomial_draws(rng, n, pvals)
+    if where is None:
+        into += counts
+    else:
+        into[where] += counts
+
+
+def _multinomial_draws(rng: np.random.Generator, n: int,
+                       pvals: NDArray[np.float64]) -> tuple[NDArray[np.int64] | None, NDArray[np.int64]]:
+    """The draws of :func:`_multinomial` as (categories drawn, their counts), or (None, the whole row) where
+    the row is drawn whole: NumPy's own call where there is little to skip, NumPy refuses the row, or the
+    sparse draw would need it."""
     v = pvals.size
     support = np.flatnonzero(pvals > 0)
-    if support.size <= v // 4 and (pvals >= 0).all():  # else nothing much to skip (or NumPy refuses it)
+    if support.size <= v // 4 and (pvals >= 0).all():
         drawn = _multinomial_support(rng, n, v, support, pvals[support])
         if drawn is not None:
-            into[drawn[0]] += drawn[1]
-            return
-    into += rng.multinomial(n, pvals).astype(np.int64)
+            return drawn
+    return None, rng.multinomial(n, pvals).astype(np.int64)
 
 
 def _multinomial_support(rng: np.random.Generator, n: int, v: int, support: NDArray[np.int64],
