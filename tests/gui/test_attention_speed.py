@@ -172,7 +172,7 @@ def test_random_qkv_arrays_are_read_only_views_and_big_ones_bypass_the_stream(mo
     with pytest.raises(ValueError):
         q[:] = 0.0  # no caller can change a later call's numbers
     assert not q.flags.writeable and not k.flags.writeable
-    sources.random_qkv(2000, 64, 8, 7)  # a longer draw replaces the kept array: earlier views keep theirs
+    sources.random_qkv(2000, 64, 8, 7)  # a longer draw writes after the kept normals: earlier views keep theirs
     np.testing.assert_array_equal(q, fresh_qkv(8, 4, 2, 7)[0])
     np.testing.assert_array_equal(sources.random_qkv(8, 4, 2, 7)[0], fresh_qkv(8, 4, 2, 7)[0])
     assert not np.shares_memory(q, k)

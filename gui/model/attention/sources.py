@@ -260,9 +260,10 @@ class _Stream:
                 self._seed, self._rng, self._have = seed, np.random.default_rng(seed), 0
                 self._values = np.empty(STREAM_MAX)
                 self._after = None
-            if self._have < min(count, STREAM_MAX):
-                self._rng.standard_normal(out=self._values[self._have:min(count, STREAM_MAX)])
-                self._have = min(count, STREAM_MAX)
+            kept = min(count, STREAM_MAX)
+            if self._have < kept:
+                self._rng.standard_normal(out=self._values[self._have:kept])
+                self._have = kept
             if count > STREAM_MAX:
                 if self._after is None:
                     self._after = self._rng.bit_generator.state  # (a copy: a dict) after STREAM_MAX
