@@ -78,7 +78,7 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 import PySide6  # noqa: E402
-from PySide6.QtCore import QEvent, QObject, qVersion  # noqa: E402
+from PySide6.QtCore import QEvent, QEventLoop, QObject, QTimer, qVersion  # noqa: E402
 from PySide6.QtGui import QGuiApplication  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
@@ -222,6 +222,9 @@ def measure_slider(view, vs: ValueSlider, steps: int, warmup: int, pace: bool) -
     plots_painting: list[float] = []  # the time inside the plots' own paint events
     ranges: list[dict[int, tuple]] = []  # each timed step's view range of every plot (for the baseline)
     held = timeouts = 0
+    wake = QTimer()  # wakes a wait for the next event at least this often, so its deadline is seen
+    wake.setInterval(50)
+    wake.start()
     redraws_before = view.redraw_count
     wait_throttle(view, time.perf_counter())
     for i, pos in enumerate(seq):
@@ -235,9 +238,10 @@ def measure_slider(view, vs: ValueSlider, steps: int, warmup: int, pace: bool) -
         was_held = view.redraw_count == before
         deadline = t0 + WAIT_LIMIT_S
         while view.redraw_count == before and time.perf_counter() < deadline:
-            QApplication.processEvents()
-            if view.redraw_count == before:
-                time.sleep(0.0002)
+            # blocks in Qt's event loop until the next event (the job's result, a timer), as the app's
+            # own loop waits; until December 2026 it polled every 0.2 ms, and the polling thread took
+            # a share of the cores and of the GIL from the job it waited for
+            QApplication.processEvents(QEventLoop.ProcessEventsFlag.WaitForMoreEvents)
             t_set = time.perf_counter()
         redrawn = view.redraw_count != before
         t_redrawn = time.perf_counter()
@@ -264,6 +268,7 @@ def measure_slider(view, vs: ValueSlider, steps: int, warmup: int, pace: bool) -
             wait_throttle(view, t_set)
         else:
             QApplication.processEvents()
+    wake.stop()
     wait_throttle(view, time.perf_counter())
     out = stats(samples)
     split = stats(to_redraw)
