@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QApplication
 import compute
 from gui.model.attention import core as core_module
 from gui.model.attention import sources
+from gui.model.normal_stream import NormalStream
 
 
 def settle(qtbot, ms: int = 30) -> None:
@@ -176,7 +177,7 @@ def test_random_qkv_arrays_are_read_only_views_and_big_ones_bypass_the_stream(mo
     np.testing.assert_array_equal(q, fresh_qkv(8, 4, 2, 7)[0])
     np.testing.assert_array_equal(sources.random_qkv(8, 4, 2, 7)[0], fresh_qkv(8, 4, 2, 7)[0])
     assert not np.shares_memory(q, k)
-    monkeypatch.setattr(sources, "STREAM_MAX", 10)
+    monkeypatch.setattr(sources, "_STREAM", NormalStream(10))  # a draw past the kept normals
     for a, b in zip(sources.random_qkv(8, 4, 2, 7), fresh_qkv(8, 4, 2, 7)):
         np.testing.assert_array_equal(a, b)
 

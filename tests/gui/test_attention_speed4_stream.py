@@ -5,6 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gui.model.attention import sources
+from gui.model.normal_stream import NormalStream
 
 
 def fresh(seed, count):
@@ -14,23 +15,18 @@ def fresh(seed, count):
 @settings(max_examples=40, deadline=None)
 @given(st.integers(8, 60), st.lists(st.tuples(st.integers(0, 2), st.integers(1, 150)), min_size=1, max_size=8))
 def test_draws_of_any_lengths_across_the_kept_size_are_a_fresh_generators(keep, calls):
-    stream = sources._Stream()
-    old = sources.STREAM_MAX
-    sources.STREAM_MAX = keep
-    try:
-        earlier = []
-        for seed, count in calls:
-            got = stream.first(seed, count)
-            assert np.array_equal(got, fresh(seed, count)) and got.shape == (count,)
-            earlier.append((seed, count, got))
-        for seed, count, got in earlier:  # later draws wrote after them or elsewhere: numbers kept
-            assert np.array_equal(got, fresh(seed, count))
-    finally:
-        sources.STREAM_MAX = old
+    stream = NormalStream(keep)
+    earlier = []
+    for seed, count in calls:
+        got = stream.first(seed, count)
+        assert np.array_equal(got, fresh(seed, count)) and got.shape == (count,)
+        earlier.append((seed, count, got))
+    for seed, count, got in earlier:  # later draws wrote after them or elsewhere: numbers kept
+        assert np.array_equal(got, fresh(seed, count))
 
 
 def test_a_longer_draw_writes_after_the_kept_ones_without_a_copy():
-    stream = sources._Stream()
+    stream = NormalStream(sources.STREAM_MAX)
     short = stream.first(5, 1000)
     long = stream.first(5, 3000)
     assert np.shares_memory(short, long) and not short.flags.writeable

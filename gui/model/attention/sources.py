@@ -16,13 +16,13 @@ tokens, d and d_v from 1 to MAX_D, and a quarter of the machine's memory.
 from __future__ import annotations
 
 import os
-import threading
 import zlib
 from dataclasses import dataclass
 
 import numpy as np
 
 import compute
+from gui.model.normal_stream import NormalStream
 from gui.model.npfile import LoadError, open_numpy
 from gui.model.texts import tr
 
@@ -225,60 +225,10 @@ def sentence_qkv(tokens: list[str], d_k: int, heads: int, seed: int):
 
 
 #: random_qkv keeps up to this many normals of its last seed's generator (32 MiB), so that a new n,
-#: d_k or head count slices them instead of drawing them again (a d_k drag draws 3 x heads x n x d_k).
+#: d_k or head count slices them instead of drawing them again (a d_k drag draws 3 x heads x n x d_k);
+#: past them (n = 512, 8 heads, d_k 446) only the rest is drawn, from the state after them.
 STREAM_MAX = 1 << 22
-
-
-class _Stream:
-    """The first normals of ``np.random.default_rng(seed)``, grown as needed (the view's thread and its
-    worker both draw: one at a time).  NumPy's Generator draws standard normals one after another
-    without carrying anything between calls, so the first k of one long draw are the k a fresh
-    generator's calls of any sizes give in turn (tests/gui/test_attention_speed.py)."""
-
-    def __init__(self):
-        self._lock = threading.Lock()
-        self._seed: int | None = None
-        self._rng: np.random.Generator | None = None
-        self._values = np.zeros(0)  # room for STREAM_MAX normals; the first _have are drawn
-        self._have = 0
-        self._after: dict | None = None  # the generator's state after STREAM_MAX normals, once needed
-
-    def first(self, seed: int, count: int) -> np.ndarray:
-        """The first ``count`` normals of seed ``seed``'s generator, read-only.
-
-        A view of the kept draws, not a copy (a copy was a megabyte or more at every d_k step). The kept
-        array has room for STREAM_MAX normals (np.empty: memory is taken as entries are written); a longer
-        draw writes just the missing ones after the drawn ones in place (a d_k drag draws only the step's
-        new normals, no copy of the old ones; a half-again growth with a copy cost the growing steps
-        several ms), so earlier views keep their numbers. A new seed gets a new array.
-
-        More than STREAM_MAX: a new array, the kept STREAM_MAX copied and the rest drawn by a generator
-        in the state the seed's one had after STREAM_MAX normals (n = 512, 8 heads, d_k 446: 1.3M
-        normals drawn instead of 5.5M at every step)."""
-        with self._lock:
-            if seed != self._seed or self._rng is None or self._values.size != STREAM_MAX:
-                self._seed, self._rng, self._have = seed, np.random.default_rng(seed), 0
-                self._values = np.empty(STREAM_MAX)
-                self._after = None
-            kept = min(count, STREAM_MAX)
-            if self._have < kept:
-                self._rng.standard_normal(out=self._values[self._have:kept])
-                self._have = kept
-            if count > STREAM_MAX:
-                if self._after is None:
-                    self._after = self._rng.bit_generator.state  # (a copy: a dict) after STREAM_MAX
-                tail = np.random.Generator(type(self._rng.bit_generator)())
-                tail.bit_generator.state = self._after
-                values = np.empty(count)
-                values[:STREAM_MAX] = self._values
-                tail.standard_normal(out=values[STREAM_MAX:])
-                return values
-            values = self._values[:count]
-            values.flags.writeable = False
-            return values
-
-
-_STREAM = _Stream()
+_STREAM = NormalStream(STREAM_MAX)
 
 
 def random_qkv(n: int, d_k: int, heads: int, seed: int):

@@ -45,7 +45,7 @@ from gui.model.sampling.draws import DrawInputs, DrawResult, compute_draws
 from gui.model.sampling.knobs import CUM_POINTS, _log_ranks, knob_result  # noqa: F401  (re-exported)
 from gui.model.sampling.real import DEFAULT_PROMPT, GenStrip, ModelSourcePart, context_steps
 from gui.model.sampling.results import CurveResult, GumbelResult, SamplingResult
-from gui.model.sampling.router import Embeddings, RouterResult, router, router_scores
+from gui.model.sampling.router import ROUTER_MAX_TOKENS, Embeddings, RouterResult, router, router_scores
 from gui.model.sampling.rowmath import top_ids_among
 from gui.model.sampling.speculative import (
     SpeculativeResult,
@@ -102,7 +102,7 @@ class SamplingModel(ModelSourcePart, ViewModel):
     t_curve: str = choice("entropy", CURVES)
     experts: int = param(8, minimum=2, maximum=64, integer=True)
     router_k: int = param(2, minimum=1, maximum=8, integer=True)
-    router_tokens: int = param(1024, minimum=16, maximum=65_536, log=True, integer=True)
+    router_tokens: int = param(1024, minimum=16, maximum=ROUTER_MAX_TOKENS, log=True, integer=True)
     gate_temperature: float = param(1.0, minimum=0.05, maximum=5.0, log=True)
     #: speculative decoding: the draft is the vocabulary's logits plus noise, at its own temperature
     draft_temperature: float = param(1.5, minimum=0.05, maximum=5.0, log=True)
