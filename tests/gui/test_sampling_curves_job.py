@@ -25,9 +25,21 @@ def test_a_new_long_vocabulary_gets_its_curves_from_the_job_and_they_are_compute
     view.flush()
     np.testing.assert_array_equal(shown_curve(view), reference(view))
     before = shown_curve(view).copy()
+    # what the first redraw of the new vocabulary left, seen as it returns (the throttle may hold it
+    # back a few ms; the job's result can only be delivered by this thread's event loop, later)
+    seen = []
+    redraw = view.redraw
+
+    def redraw_and_look():
+        redraw()
+        seen.append((view.curves_job.busy, m.cached_curves(view.scores) is None, shown_curve(view).copy()))
+
+    view.redraw = redraw_and_look
     m.vocab = 80_000  # a new vocabulary: the redraw asks the job and does not wait
-    assert m.cached_curves(view.scores) is None
-    assert view.curves_job.busy
+    qtbot.waitUntil(lambda: bool(seen), timeout=5000)
+    busy, uncached, curve = seen[0]
+    assert busy and uncached
+    np.testing.assert_array_equal(curve, before)  # the old curve until the job's lands
     qtbot.waitUntil(lambda: m.cached_curves(view.scores) is not None and not view.curves_job.busy, timeout=20000)
     qtbot.waitUntil(lambda: not np.array_equal(shown_curve(view), before), timeout=5000)
     np.testing.assert_array_equal(shown_curve(view), reference(view))
