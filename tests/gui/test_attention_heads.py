@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 import compute
 from gui.model import attention as attn
 from gui.model.attention import AttentionModel
-from gui.model.attention.core import HIST_BINS, compute_core, histograms
+from gui.model.attention.core import compute_core
+from gui.model.attention.statistics import HIST_BINS, histograms
 
 
 def full(m: AttentionModel, mask=None):

@@ -1,4 +1,4 @@
-"""The Attention core's statistics, counted block by block on every core, are still NumPy's to the bit.
+"""The Attention core's statistics (gui.model.attention.statistics), counted block by block on every core, are still NumPy's to the bit.
 
 ``core.spreads`` sums a C-contiguous float64 array in the parts NumPy's pairwise sum splits it into
 (each part summed by ``np.add.reduce``, the parts added in NumPy's order), the deviations made in a
@@ -16,8 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compute._pool import threads
-from gui.model.attention import core as core_module
-from gui.model.attention.core import HIST_BINS, many_binned_counts, sample_histograms, spreads
+from gui.model.attention import statistics as core_module
+from gui.model.attention.statistics import HIST_BINS, many_binned_counts, sample_histograms, spreads
 
 
 def test_the_parts_cover_the_array_in_order_as_numpy_splits_it():

@@ -19,7 +19,9 @@ from hypothesis import strategies as st
 import compute
 from gui.model.attention import AttentionModel, LoadedArrays
 from gui.model.attention import core as core_module
-from gui.model.attention.core import HIST_BINS, binned_counts, compute_core, sample_histograms
+from gui.model.attention import statistics as stats_module
+from gui.model.attention.core import compute_core
+from gui.model.attention.statistics import HIST_BINS, binned_counts, sample_histograms
 
 
 def _edges(x: np.ndarray) -> np.ndarray:
@@ -43,7 +45,7 @@ def test_binned_counts_are_numpys_histogram(size, spread, on_edges, beside, ties
         near = edges[rng.integers(0, HIST_BINS + 1, size - m)]
         x[m:] = np.clip(np.nextafter(near, rng.choice([-np.inf, np.inf], size - m)), edges[0], edges[-1])
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(core_module, "COUNT_BLOCK", block)
+        patch.setattr(stats_module, "COUNT_BLOCK", block)
         counts = binned_counts(x, edges)
     np.testing.assert_array_equal(counts, np.histogram(x, edges)[0])
     assert counts.sum() == size  # every entry lies in the edges' range
@@ -76,7 +78,7 @@ def test_a_huge_range_goes_the_sorted_way():
     with np.errstate(over="ignore", invalid="ignore"):  # np.linspace's own overflow, as before
         edges, counts_raw, counts_scaled = sample_histograms(x, x)
     ordered = np.sort(x)
-    np.testing.assert_array_equal(counts_raw, core_module.sorted_counts(ordered, edges))
+    np.testing.assert_array_equal(counts_raw, stats_module.sorted_counts(ordered, edges))
     np.testing.assert_array_equal(counts_scaled, counts_raw)
 
 
@@ -139,7 +141,7 @@ def _layouts(a: np.ndarray, how: str) -> np.ndarray:
        spread=st.sampled_from([1e-6, 1.0, 300.0]), how=st.sampled_from(["c", "fortran", "transposed", "strided"]),
        dtype=st.sampled_from([np.float64, np.float32]), seed=st.integers(0, 2**16))
 def test_spreads_are_numpys_std_to_the_bit(shape, offset, spread, how, dtype, seed):
-    from gui.model.attention.core import spreads
+    from gui.model.attention.statistics import spreads
 
     rng = np.random.default_rng(seed)
     a = _layouts((rng.standard_normal(shape) * spread + offset).astype(dtype), how)
@@ -159,7 +161,7 @@ def test_the_core_spreads_are_numpys_at_a_large_size():
 def test_spreads_sum_in_the_arrays_own_order(how):
     """In another layout the deviations are summed in another order (a different last bit for about one
     array in four of these): the scratch follows each array's layout, as ``a - mean`` does in np.std."""
-    from gui.model.attention.core import spreads
+    from gui.model.attention.statistics import spreads
 
     rng = np.random.default_rng(4)
     arrays = [_layouts(rng.standard_normal((300, 201)) * 3 + 1e3, how) for _ in range(20)]

@@ -56,7 +56,8 @@ def scaling_name(result: ModelResult, layer: int) -> str:
 
 def model_core(inp: CoreInputs) -> AttentionCore:
     """The core of layer ``inp.layer`` of ``inp.llm`` (a pure function of the snapshot; thread-safe)."""
-    from gui.model.attention.core import HIST_BINS, HIST_SAMPLE, AttentionCore, HeadParts
+    from gui.model.attention.core import HIST_SAMPLE, AttentionCore, HeadParts
+    from gui.model.attention.statistics import HIST_BINS
 
     a = inp.llm
     layer = clamp_layer(a, inp.layer) - 1
