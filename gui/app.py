@@ -30,6 +30,7 @@ import compute
 import gui
 from gui import export, language, lessons, menus, registry, screen_fit
 from gui import theme as themes
+from gui.allocator import keep_freed_memory
 from gui.export.dialog import ask_export_options
 from gui.first_paint import after_first_paint, exit_after_first_paint
 from gui.help import plain
@@ -413,6 +414,7 @@ class MainWindow(QMainWindow):
 
 
 def make_app(argv: list[str] | None = None) -> QApplication:
+    keep_freed_memory()  # a slider's large arrays reuse freed memory (gui/allocator.py)
     app = QApplication.instance()
     if app is None:  # an existing app keeps its (themed) style: a second call must not reset it
         app = QApplication(argv or [sys.argv[0]])
