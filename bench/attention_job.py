@@ -36,8 +36,6 @@ for path in (REPO_ROOT, REPO_ROOT / "bench"):
 import argparse  # noqa: E402
 import bisect  # noqa: E402
 import collections  # noqa: E402
-import json  # noqa: E402
-import shutil  # noqa: E402
 import threading  # noqa: E402
 import time  # noqa: E402
 
@@ -136,6 +134,9 @@ def main(argv: list[str] | None = None) -> int:
     seq = gui_latency.positions(slider.slider.value(), slider.slider.minimum(), slider.slider.maximum(),
                                 warmup + args.steps, gui_latency.step_for(slider))
     changes, cpu_changes, d_ks = [], [], []
+    wake = gui_latency.QTimer()  # wakes a wait for the next event, so that its deadline is seen
+    wake.setInterval(50)
+    wake.start()
     for i, pos in enumerate(seq):
         if i == warmup:
             PIECES.clear()
@@ -150,9 +151,10 @@ def main(argv: list[str] | None = None) -> int:
         slider.slider.setValue(pos)
         deadline = time.perf_counter() + gui_latency.WAIT_LIMIT_S
         while view.redraw_count == before and time.perf_counter() < deadline:
-            gui_latency.QApplication.processEvents(gui_latency.QEventLoop.ProcessEventsFlag.WaitForMoreEvents)
+            gui_latency.wait_for_events()
         d_ks.append(int(view.model.d_k))
         gui_latency.wait_throttle(view, time.perf_counter())
+    wake.stop()
     steps = collections.defaultdict(list)
     for delivered_at, drawn_at, cpu_at in zip(marks["delivered"], marks["drawn"], marks["cpu_delivered"]):
         j = bisect.bisect_right(marks["end"], delivered_at) - 1
@@ -190,10 +192,7 @@ def main(argv: list[str] | None = None) -> int:
         "the same cores in a plain thread": {k: summary(v) for k, v in PIECES.items()},
     }
     view.close()
-    json.dump(doc, sys.stdout, indent=2, ensure_ascii=False)
-    sys.stdout.write("\n")
-    app.processEvents()
-    shutil.rmtree(os.environ["SOFTMAX_LAB_CONFIG_DIR"], ignore_errors=True)
+    gui_latency.print_and_clean(app, doc)
     return 0
 
 

@@ -127,6 +127,22 @@ def settle(seconds: float = 0.0) -> None:
         time.sleep(0.0005)
 
 
+def wait_for_events() -> None:
+    """Process events, blocking in Qt's event loop until the next one (a job's result, a timer), as the
+    app's own loop waits; until December 2026 the waits polled every 0.2 ms, and the polling thread
+    took a share of the cores and of the GIL from the job it waited for. A caller waiting with a
+    deadline keeps a timer running (``measure_slider``'s 50 ms one) so that the deadline is seen."""
+    QApplication.processEvents(QEventLoop.ProcessEventsFlag.WaitForMoreEvents)
+
+
+def print_and_clean(app, doc: dict) -> None:
+    """Print ``doc`` as JSON to stdout and remove the benchmark's temporary config folder."""
+    json.dump(doc, sys.stdout, indent=2, ensure_ascii=False)
+    sys.stdout.write("\n")
+    app.processEvents()
+    shutil.rmtree(os.environ["SOFTMAX_LAB_CONFIG_DIR"], ignore_errors=True)
+
+
 def step_for(vs: ValueSlider) -> int:
     """Slider positions per step: :data:`STEP`, or enough for one unit of a linear whole-number
     slider (Heads 1..16 would otherwise change its value only every seventh step)."""
@@ -238,10 +254,7 @@ def measure_slider(view, vs: ValueSlider, steps: int, warmup: int, pace: bool) -
         was_held = view.redraw_count == before
         deadline = t0 + WAIT_LIMIT_S
         while view.redraw_count == before and time.perf_counter() < deadline:
-            # blocks in Qt's event loop until the next event (the job's result, a timer), as the app's
-            # own loop waits; until December 2026 it polled every 0.2 ms, and the polling thread took
-            # a share of the cores and of the GIL from the job it waited for
-            QApplication.processEvents(QEventLoop.ProcessEventsFlag.WaitForMoreEvents)
+            wait_for_events()
             t_set = time.perf_counter()
         redrawn = view.redraw_count != before
         t_redrawn = time.perf_counter()
@@ -513,10 +526,7 @@ def main(argv: list[str] | None = None) -> int:
         "results": results,
         "total_s": round(time.perf_counter() - started, 2),
     }
-    json.dump(doc, sys.stdout, indent=2, ensure_ascii=False)
-    sys.stdout.write("\n")
-    app.processEvents()
-    shutil.rmtree(os.environ["SOFTMAX_LAB_CONFIG_DIR"], ignore_errors=True)
+    print_and_clean(app, doc)
     return 0
 
 
