@@ -80,7 +80,7 @@ class Heatmap(Plot):
     cellClicked = Signal(int, int)
 
     def __init__(self, title: str, *, diverging: bool = True, levels: tuple[float, float] = (0.0, 1.0),
-                 value_name: str = "value", parent=None):
+                 value_name: str = "value", x_label: str = "", y_label: str = "", parent=None):
         self._diverging = diverging
         self._levels = levels
         self._value_name = value_name
@@ -93,7 +93,7 @@ class Heatmap(Plot):
         self._cell_formats: tuple = (fmt,)
         #: Whether the cells' numbers are drawn now (they fit their cells); else the colour bar gives the reading.
         self.cell_numbers_shown = False
-        super().__init__(title)
+        super().__init__(title, x_label=x_label, y_label=y_label)
         self.scene().sigMouseClicked.connect(self._clicked)
         self.describe = self._describe_cell
 

@@ -421,8 +421,9 @@ class BarChart(Plot):
         legend = self.getPlotItem().legend
         if legend is None:
             return
-        for (_sample, label), (name, _role) in zip(legend.items, self._series):
-            label.setText(name, color=theme.foreground)
+        names = [name for name, _role in self._series]
+        for k, (_sample, label) in enumerate(legend.items):  # entries a subclass added too (after the series)
+            label.setText(names[k] if k < len(names) else label.text, color=theme.foreground)
 
     def _describe_bar(self, x: float, y: float) -> str:
         """The hovered bar's value (every shown series' when the mouse is between bars)."""

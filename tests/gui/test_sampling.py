@@ -294,6 +294,33 @@ def test_router_tab_draws(qtbot, view):
     assert view.router_map.matrix.shape[1] == 16
 
 
+def test_router_load_is_readable_without_hovering(qtbot, view):
+    """The load bars write their shares on the bars (percent, one decimal), and the balanced share is a
+    dashed line named in the legend in the theme's text colour (not a label among the bars' labels)."""
+    from gui import theme as themes
+    from gui.model.texts import tr
+
+    view.tabs.setCurrentIndex(2)
+    view.flush()
+    rt = view.model.router()
+    tokens, k = rt.indices.shape
+    chart = view.router_load
+    shares = [rt.load / (tokens * k), rt.importance / tokens]
+    shown = [(s, i, t.toPlainText()) for s, i, t in chart.values.items() if t.isVisible()]
+    assert len(shown) >= rt.gates.shape[1] // 2  # crowded labels thin out, but most bars carry theirs
+    for s, i, text in shown:
+        assert text == f"{100 * shares[s][i]:.1f}%"
+    x, y = chart.ideal.getData()
+    np.testing.assert_array_equal(y, np.full(2, 1.0 / view.model.experts))
+    assert (x[0], x[1]) == (-0.5, view.model.experts - 0.5)
+    names = [label.text for _sample, label in chart.getPlotItem().legend.items]
+    assert names[-1] == tr("sampling.router.ideal")
+    foreground = themes.current().foreground
+    for _sample, label in chart.getPlotItem().legend.items:
+        assert f"color:{foreground.lower()}" in label.item.toHtml().replace(" ", "").lower()
+    assert view.router_map.getPlotItem().getAxis("bottom").labelText == tr("sampling.router.gates.x")
+
+
 def test_a_bad_file_shows_an_error_and_keeps_the_state(tmp_path, view):
     path = tmp_path / "bad.npy"
     np.save(path, np.array([1.0, np.nan]))

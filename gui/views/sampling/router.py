@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QGridLayout, QGroupBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
@@ -26,24 +27,26 @@ class LoadBars(FitBars):
     def __init__(self):
         super().__init__(tr("sampling.router.load.title"), [(tr("sampling.router.load.tokens"), "accent"),
                                                             (tr("sampling.router.load.importance"), "secondary")],
-                         y_label=tr("sampling.router.load.y"))
+                         y_label=tr("sampling.router.load.y"),
+                         value_labels=True)
 
     def create_items(self, item: pg.PlotItem) -> None:
         super().create_items(item)
-        self.ideal = pg.InfiniteLine(angle=0, movable=False, label=tr("sampling.router.ideal"),
-                                     labelOpts={"position": 0.92, "anchors": [(1, 1), (1, 1)]})
-        item.addItem(self.ideal, ignoreBounds=True)
+        # the balanced share is a dashed line across the bars, named in the legend: a label on the line
+        # itself sat among the bars' value labels
+        self.ideal = pg.PlotDataItem(np.zeros(0), np.zeros(0), name=tr("sampling.router.ideal"))
+        item.addItem(self.ideal)
 
     def theme_changed(self, theme: themes.Theme) -> None:
         super().theme_changed(theme)
         self.ideal.setPen(pg.mkPen(theme.muted, width=1.5, style=Qt.PenStyle.DashLine))
-        self.ideal.label.setColor(theme.muted)
 
     def show_result(self, rt: RouterResult) -> None:
         tokens, k = rt.indices.shape
         experts = rt.gates.shape[1]
-        self.show_bars(tuple(str(e + 1) for e in range(experts)), [rt.load / (tokens * k), rt.importance / tokens])
-        self.ideal.setValue(1.0 / experts)
+        with self.batched():
+            self.show_bars(tuple(str(e + 1) for e in range(experts)), [rt.load / (tokens * k), rt.importance / tokens])
+            self.ideal.setData(np.array([-0.5, experts - 0.5]), np.full(2, 1.0 / experts))
 
 
 class RouterTab(QWidget):
@@ -59,7 +62,8 @@ class RouterTab(QWidget):
             control = controls[name] = param_control(model, name)
             control.message.connect(message)
             grid.addWidget(control, i // 2, i % 2)
-        self.gates = Heatmap(tr("sampling.router.gates.title"), diverging=False, value_name=tr("sampling.router.weight"))
+        self.gates = Heatmap(tr("sampling.router.gates.title"), diverging=False, value_name=tr("sampling.router.weight"),
+                             x_label=tr("sampling.router.gates.x"))
         self.load = LoadBars()
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
