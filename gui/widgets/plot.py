@@ -172,6 +172,10 @@ def _empty_hole(hole: pg.BarGraphItem, width: float) -> bool:
             and hole.opts.get("width") == width)
 
 
+#: Bars narrower than this many pixels are drawn without their outline (it would cover them).
+OUTLINE_MIN_PX = 3.0
+
+
 class BarChart(Plot):
     """Grouped bars over categories, created once and updated in place, their values written on them.
 
@@ -213,6 +217,7 @@ class BarChart(Plot):
         self._y_range = self._shown_range = y_range
         self._laying_out = False
         self._batching = 0  # inside batched(): layouts wait for its end
+        self._outlined = True  # the bars' background-coloured outline (off while bars are thinner than it needs)
         self._layout_pending = False
         self._legend_pending = False  # a series renamed inside batched(): the legend fits at the end
         super().__init__(title, y_label=y_label, parent=parent)
@@ -385,12 +390,31 @@ class BarChart(Plot):
         self._laying_out = True
         try:
             self._fit_y_range()
+            self._fit_outline()
             self._place_holes()
             theme = themes.current()
             self.values.layout(self._bars_now(), [themes.colour(theme, r) for _n, r in self._series],
                                theme.foreground)
         finally:
             self._laying_out = False
+
+    def _bar_pen(self, theme: themes.Theme):
+        """The bars' outline: the background colour between neighbours, none where bars are too thin for it."""
+        return pg.mkPen(theme.background, width=1) if self._outlined else pg.mkPen(None)
+
+    def _fit_outline(self) -> None:
+        """Outline the bars only while one is at least OUTLINE_MIN_PX wide: on a thinner bar the 1-pixel
+        outline in the background colour covers its whole fill (512 keys in 200 pixels drew nothing)."""
+        vb = self.getPlotItem().getViewBox()
+        (x0, x1), _ = vb.viewRange()
+        if x1 <= x0 or vb.width() <= 0:
+            return
+        outlined = self._geometry()[0] * vb.width() / (x1 - x0) >= OUTLINE_MIN_PX
+        if outlined != self._outlined:
+            self._outlined = outlined
+            pen = self._bar_pen(themes.current())
+            for bar in self._bars:
+                bar.setOpts(pen=pen)
 
     def _fit_y_range(self) -> None:
         lo, hi = self._y_range
@@ -411,7 +435,7 @@ class BarChart(Plot):
     def theme_changed(self, theme: themes.Theme) -> None:
         for bar, hole, (_name, role) in zip(self._bars, self._holes, self._series):
             c = themes.colour(theme, role)
-            bar.setOpts(brush=pg.mkBrush(c), pen=pg.mkPen(theme.background, width=1))
+            bar.setOpts(brush=pg.mkBrush(c), pen=self._bar_pen(theme))
             hatch = QBrush(pg.mkColor(c), Qt.BrushStyle.BDiagPattern)
             hole.setOpts(brush=hatch, pen=pg.mkPen(c, width=1.5, style=Qt.PenStyle.DashLine))
         self._style_legend(theme)

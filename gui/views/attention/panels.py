@@ -73,7 +73,8 @@ class RowPanel:
                 self.bars.getPlotItem().getAxis("bottom").setTicks(
                     [label_ticks(len(labels_k), labels_k, WORDS_ACROSS, offset=0.0)])
             self._ticks_for = labels_k  # the same labels keep the same ticks: no new axis picture
-            self.bars.set_y_range(-0.01, 1.12 if top > 0.25 or not self.auto_levels else top * 1.15)
+            hi = 1.12 if top > 0.25 or not self.auto_levels else top * 1.15
+            self.bars.set_y_range(-0.01 * hi / 1.12, hi)  # the margin below 0 scales with the range
         self.steps.show_table(labels_k, r.table())
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 from PySide6.QtCore import QTimer
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import (
@@ -27,6 +28,7 @@ from PySide6.QtWidgets import (
 from gui import theme as themes
 from gui.binding import connect_while_alive
 from gui.export.atomic import ExportError
+from gui.format import fmt
 from gui.model import llm
 from gui.model.attention import AttentionModel, sweep_steps
 from gui.model.attention import core as attention_core
@@ -41,6 +43,8 @@ from gui.widgets.file_strip import FileDrops, FileStrip
 from gui.widgets.sliders import param_control, param_form
 
 SWEEP_DELAY_MS = 150
+#: When the typical row of the shown head peaks below this (auto colour range off), a note says how to see the pattern.
+FAINT_WEIGHTS = 0.1
 SPINS = ("n", "heads", "seed", "padding", "head", "layer", "query")
 
 
@@ -369,6 +373,11 @@ class AttentionView(FileDrops, BaseView):
             notes.append(tr("attention.pooled", rows=-(-c.n_q // fr), cols=-(-c.n_k // fc), n_q=c.n_q, n_k=c.n_k))
         if r.masked_row_indices:
             notes.append(tr("attention.masked.note"))
+        if not self.auto_box.isChecked() and not r.all_heads:
+            peaks = c.head_weights(r.head).max(axis=1)[~c.empty_rows[r.head]] if c.n_k else np.ones(0)
+            top = float(np.median(peaks)) if peaks.size else 1.0  # the typical row's largest weight
+            if top < FAINT_WEIGHTS:  # on the fixed 0..1 colours and bars every weight looks the same
+                notes.append(tr("attention.faint.note", top=fmt(top, 3)))
         if r.all_heads and c.real is None:
             notes.append(tr("attention.grid.note", heads=min(c.heads, MAX_TILES)))
         return notes + self.real.notes(r)
