@@ -9,7 +9,7 @@ from gui.format import fmt
 from gui.model.calculator import CalculatorModel
 from gui.model.texts import tr
 from gui.views.base import BaseView
-from gui.widgets.plot import BarChart
+from gui.widgets.bar_chart import BarChart
 from gui.widgets.sliders import ParamSlider
 from gui.widgets.step_table import StepTable
 

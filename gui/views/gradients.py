@@ -13,8 +13,8 @@ from gui.model.gradients import JACOBIAN_LIMIT, GradientsModel
 from gui.model.temperature import CURVE_T
 from gui.model.texts import tr
 from gui.views.base import BaseView
+from gui.widgets.bar_chart import BarChart
 from gui.widgets.heatmap import Heatmap
-from gui.widgets.plot import BarChart
 from gui.widgets.signals import signals_blocked
 from gui.widgets.sliders import ParamChoice, ParamSlider
 from gui.widgets.temperature_curve import TemperatureCurve

@@ -26,9 +26,10 @@ from gui.model.texts import language, tr
 from gui.qt import pg
 from gui.views.base import BaseView
 from gui.widgets import legends, unchanged
+from gui.widgets.bar_chart import BarChart
 from gui.widgets.bar_labels import fit_range
 from gui.widgets.legends import StaticSample
-from gui.widgets.plot import BarChart, Plot, style_current
+from gui.widgets.plot import Plot, style_current
 from gui.widgets.sliders import ParamSlider
 from gui.widgets.table_fit import titles_min_width
 

@@ -25,7 +25,7 @@ from gui.format import fmt
 from gui.model.normalizers import METHODS, PROBE_LIMIT, PROPERTIES, NormalizersModel, NormalizersResult
 from gui.model.texts import tr
 from gui.views.base import BaseView
-from gui.widgets.plot import BarChart
+from gui.widgets.bar_chart import BarChart
 from gui.widgets.signals import signals_blocked
 from gui.widgets.sliders import ParamSlider
 from gui.widgets.table_fit import titles_min_width

@@ -12,8 +12,8 @@ from gui.model.temperature import TemperatureModel
 from gui.model.texts import tr
 from gui.qt import pg
 from gui.views.base import BaseView
+from gui.widgets.bar_chart import BarChart
 from gui.widgets.line_labels import LineLabels
-from gui.widgets.plot import BarChart
 from gui.widgets.sliders import ParamSlider, ValueSlider
 from gui.widgets.temperature_curve import TemperatureCurve
 

@@ -1,7 +1,7 @@
 """Where a bar chart's value labels go: above or below each bar, or inside it, or nowhere.
 
 The rule works in pixels, so it is re-run whenever the plot is resized or
-its range moves (:class:`gui.widgets.plot.BarChart` does that):
+its range moves (:class:`gui.widgets.bar_chart.BarChart` does that):
 
 * One orientation for the values of the whole chart: they read
   horizontally when the widest one fits the room a bar has (its own width

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtWidgets import QGraphicsItem
 
-from gui.widgets.plot import BarChart
+from gui.widgets.bar_chart import BarChart
 
 FLAG = QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges
 

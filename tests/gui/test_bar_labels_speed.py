@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 from PySide6.QtWidgets import QApplication, QVBoxLayout, QWidget
 
 from gui.widgets import bar_labels
+from gui.widgets.bar_chart import BarChart
 from gui.widgets.bar_labels import HIDDEN, INSIDE, LABEL_GAP, OUTSIDE, PAD, SPILL, Placement
-from gui.widgets.plot import BarChart
 
 
 def reference_place(x, end, base, width, height, *, slot, bar_width, plot_height, priority, bars, own_bar,

@@ -20,7 +20,7 @@ from gui.model.logdomain import GRADIENT_CHECK_LIMIT
 from gui.model.normalizers import PROBE_LIMIT, NormalizersModel, _order_kept
 from gui.model.scores import MAX_SCORES, ScoreRow
 from gui.model.texts import tr
-from gui.widgets.plot import MAX_LABELLED_BARS
+from gui.widgets.bar_chart import MAX_LABELLED_BARS
 from gui.widgets.score_table import ScoreEditor
 
 #: A redraw of the Normalizers or Gradients view at MAX_SCORES scores stays under this (traced by tracemalloc).

@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QApplication
 
 from gui import theme as themes
 from gui.model.texts import tr
-from gui.widgets.plot import OUTLINE_MIN_PX, BarChart
+from gui.widgets.bar_chart import OUTLINE_MIN_PX, BarChart
 
 
 def _accent_share(chart: BarChart) -> float:
@@ -94,8 +94,10 @@ def test_faint_weights_get_a_note_until_auto_colour_range_is_on(qtbot, make_view
     lo, hi = view.row_panel.bars._y_range
     assert hi == pytest.approx(row.max() * 1.15)
     assert lo == pytest.approx(-0.01 * hi / 1.12)  # the margin below 0 follows the range (was -0.01)
-    view.auto_box.setChecked(False)
+    assert model.auto_levels == "on"  # the switch is the model's: saved in sessions, undoable
+    model.set_param("auto_levels", "off")
     view.flush()
+    assert not view.auto_box.isChecked()
     assert note in view.note.text()
 
 

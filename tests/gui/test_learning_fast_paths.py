@@ -226,7 +226,7 @@ def test_the_bin_counts_drawn_at_once_are_the_counts_drawn_call_by_call(qtbot, m
     from PySide6.QtWidgets import QApplication, QVBoxLayout, QWidget
 
     from gui.views.learning.plots import BinCounts
-    from gui.widgets.plot import BarChart
+    from gui.widgets.bar_chart import BarChart
 
     m = lab.models["learning"]
     for name, value in {"epochs": 4, "hidden": 16, "student_examples": 20}.items():

@@ -17,7 +17,8 @@ from PySide6.QtWidgets import QApplication
 from gui import theme as themes
 from gui.qt import pg
 from gui.widgets import grid_lines
-from gui.widgets.plot import BarChart, Plot
+from gui.widgets.bar_chart import BarChart
+from gui.widgets.plot import Plot
 from gui.widgets.ticks import FittedAxis
 
 

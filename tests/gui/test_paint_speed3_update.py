@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtWidgets import QApplication, QGraphicsView
 
-from gui.widgets.plot import BarChart
+from gui.widgets.bar_chart import BarChart
 from gui.widgets.sliders import ValueSlider
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from gui.widgets import plot as plot_mod
-from gui.widgets.plot import BarChart
+from gui.widgets.bar_chart import BarChart
 
 SERIES = [("a", 0), ("b", 1), ("c", 2)]
 LONG = ["a much longer series name, 1", "another long series name, 2", "and a third long one, 3"]

@@ -186,7 +186,7 @@ def test_zero_sum_draws_divide_by_zero_placeholders_and_the_hover_says_so(qtbot,
 
 
 def test_nan_and_infinite_bars_get_their_own_tags(qtbot):
-    from gui.widgets.plot import BarChart
+    from gui.widgets.bar_chart import BarChart
 
     chart = BarChart("t", [("a", "accent"), ("b", "secondary")], y_range=(-1.0, 1.0), percent=False)
     holder = hold(qtbot, chart)

@@ -95,6 +95,8 @@ class AttentionModel(ModelSourceState, ViewModel):
     scaling: str = choice("sqrt_dk", SCALINGS)
     temperature: float = param(1.0, minimum=0.01, maximum=100.0, log=True)
     causal: str = choice("off", SWITCH)
+    #: the weights' colours and the query bars over the weights' own range instead of 0..1 (drawing only)
+    auto_levels: str = choice("off", SWITCH)
     padding: int = param(0, minimum=0, maximum=MAX_N - 1, integer=True, control="spin")
     head: int = param(1, minimum=0, maximum=max(MAX_HEADS, llm.MAX_HEADS), integer=True,
                       control="spin")  # 0: all heads (a grid)

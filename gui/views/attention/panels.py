@@ -12,8 +12,8 @@ from gui.model.attention.core import number_labels
 from gui.model.texts import tr
 from gui.views.attention.overview import ModelOverview
 from gui.views.attention.plots import HeadsGrid, HistogramPlot, SweepPlot
+from gui.widgets.bar_chart import BarChart
 from gui.widgets.heatmap import WORDS_ACROSS, PooledHeatmap
-from gui.widgets.plot import BarChart
 from gui.widgets.step_table import StepTable
 from gui.widgets.ticks import label_ticks
 

@@ -13,7 +13,6 @@ import numpy as np
 from PySide6.QtCore import QTimer
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import (
-    QCheckBox,
     QGridLayout,
     QHBoxLayout,
     QLabel,
@@ -97,9 +96,8 @@ class AttentionView(FileDrops, BaseView):
         for control in (self.source, self.d_k, self.scaling, self.temperature, self.causal):
             control.message.connect(error)
         self.temperature.setToolTip(tr("attention.temperature.tooltip"))
-        self.auto_box = QCheckBox(tr("attention.auto_levels"))
-        self.auto_box.setToolTip(tr("attention.auto_levels.tooltip"))
-        self.auto_box.toggled.connect(self._auto_toggled)
+        self.auto_box = param_control(m, "auto_levels")  # the model's switch: saved in sessions, undoable
+        self.auto_box.message.connect(error)
         readouts = self.readout_box(Readouts.KEYS + (RECOMPUTE,))
         self._form, self._readout_form = form_box.layout(), readouts.layout()
         self.note = QLabel()
@@ -204,10 +202,6 @@ class AttentionView(FileDrops, BaseView):
     def _show_sentence(self, text: str) -> None:
         if self.sentence.text() != text:
             self.sentence.setText(text)
-
-    def _auto_toggled(self, on: bool) -> None:
-        self.weights_panel.auto_levels = self.row_panel.auto_levels = on
-        self.schedule_redraw()
 
     def _row_clicked(self, row: int) -> None:
         self.model.set_param("query", min(row + 1, int(self.model.params()["query"].maximum)))
@@ -346,7 +340,9 @@ class AttentionView(FileDrops, BaseView):
         if core is None:
             self._show_note(tr("attention.compute.note"))
             return
-        drawn = (id(core), m.head, m.query, self.auto_box.isChecked(), themes.current())
+        auto = m.auto_levels == "on"
+        self.weights_panel.auto_levels = self.row_panel.auto_levels = auto
+        drawn = (id(core), m.head, m.query, auto, themes.current())
         if self.computing and drawn == self._drawn:  # nothing new to draw until the job lands
             self._show_note(tr("attention.compute.note"))
             return
@@ -373,7 +369,7 @@ class AttentionView(FileDrops, BaseView):
             notes.append(tr("attention.pooled", rows=-(-c.n_q // fr), cols=-(-c.n_k // fc), n_q=c.n_q, n_k=c.n_k))
         if r.masked_row_indices:
             notes.append(tr("attention.masked.note"))
-        if not self.auto_box.isChecked() and not r.all_heads:
+        if self.model.auto_levels != "on" and not r.all_heads:
             peaks = c.head_weights(r.head).max(axis=1)[~c.empty_rows[r.head]] if c.n_k else np.ones(0)
             top = float(np.median(peaks)) if peaks.size else 1.0  # the typical row's largest weight
             if top < FAINT_WEIGHTS:  # on the fixed 0..1 colours and bars every weight looks the same

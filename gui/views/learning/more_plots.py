@@ -12,9 +12,10 @@ from gui.model.learning.results import CLIP_TAU, ContrastResult, DigitsResult, D
 from gui.model.texts import tr
 from gui.qt import pg
 from gui.widgets import unchanged
+from gui.widgets.bar_chart import BarChart
 from gui.widgets.curves import Curves
 from gui.widgets.heatmap import Heatmap
-from gui.widgets.plot import BarChart, Plot
+from gui.widgets.plot import Plot
 
 CLASS_LABELS = tuple(str(k) for k in range(N_CLASSES))
 

@@ -13,8 +13,8 @@ from gui.model.learning.results import CalibrationResult
 from gui.model.texts import tr
 from gui.qt import pg
 from gui.widgets import unchanged
+from gui.widgets.bar_chart import BarChart
 from gui.widgets.curves import Curves
-from gui.widgets.plot import BarChart
 
 
 def _epoch_curves(key: str, series: tuple[tuple[str, str, str], ...], *, log_y: bool = False) -> Curves:

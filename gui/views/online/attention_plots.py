@@ -12,8 +12,9 @@ from gui.model.texts import tr
 from gui.qt import pg
 from gui.views.online.row_plots import finite_xy, set_step_axis
 from gui.widgets import unchanged
+from gui.widgets.bar_chart import BarChart
 from gui.widgets.heatmap import Heatmap
-from gui.widgets.plot import BarChart, Plot
+from gui.widgets.plot import Plot
 
 
 def query_labels(n: int) -> list[str]:

@@ -14,7 +14,8 @@ from gui.model.online import RowResult
 from gui.model.texts import tr
 from gui.qt import pg
 from gui.widgets import unchanged
-from gui.widgets.plot import BarChart, Plot, style_current
+from gui.widgets.bar_chart import BarChart
+from gui.widgets.plot import Plot, style_current
 from gui.widgets.ticks import integer_ticks, strided_labels
 
 #: Bar charts label every score up to this many; beyond, about this many ticks.

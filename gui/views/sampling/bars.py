@@ -15,7 +15,7 @@ from PySide6.QtCore import Qt, Signal
 from compute import Stage
 from gui.model.sampling import SamplingResult
 from gui.model.texts import tr
-from gui.widgets.plot import BarChart
+from gui.widgets.bar_chart import BarChart
 
 
 def stage_text(code: int) -> str:

@@ -7,9 +7,9 @@ import numpy as np
 from gui.model.texts import tr
 from gui.model.variants import AlibiResult, QkResult, SigmoidResult
 from gui.widgets import unchanged
+from gui.widgets.bar_chart import BarChart
 from gui.widgets.curves import Curves
 from gui.widgets.heatmap import Heatmap
-from gui.widgets.plot import BarChart
 
 
 def queries(n: int) -> list[str]:

@@ -7,8 +7,8 @@ import numpy as np
 from gui.format import fmt
 from gui.model.texts import tr
 from gui.model.variants import GEMMA_CAPS, LENGTH_METHODS, METHODS, LengthResult, RowResult, SoftcapResult
+from gui.widgets.bar_chart import BarChart
 from gui.widgets.curves import Curves
-from gui.widgets.plot import BarChart
 
 #: Each method's colour (softmax is the grey reference).
 COLOURS: dict[str, str | int] = {"softmax": "secondary", "softmax_one": 0, "sink": 1, "sink_tokens": 2,
