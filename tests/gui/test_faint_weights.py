@@ -109,3 +109,26 @@ def test_peaked_weights_get_no_note(qtbot, make_view, lab):
     peaks = model.core().head_weights(0).max(axis=1)
     assert float(np.median(peaks)) >= 0.1
     assert tr("attention.faint.note", top="")[:20] not in view.note.text()
+
+
+def test_auto_colour_range_is_undoable_and_saved(qapp):
+    from PySide6.QtGui import QUndoStack
+
+    from gui import undo
+    from gui.model.lab import Lab
+    from gui.model.session import Session
+
+    lab = Lab()
+    stack = QUndoStack()
+    recorder = undo.UndoRecorder(stack)
+    model = lab.models["attention"]
+    recorder.watch(model, lambda field: f"attention: {field}")
+    model.set_param("auto_levels", "on")
+    assert stack.count() == 1
+    saved = Session.from_json(lab.session("attention").to_json())
+    stack.undo()
+    assert model.auto_levels == "off"
+    fresh = Lab()
+    fresh.restore(saved)
+    assert fresh.models["attention"].auto_levels == "on"
+    stack.clear()
