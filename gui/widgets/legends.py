@@ -6,7 +6,8 @@
 * :func:`float_legend` is pyqtgraph's floating legend, moved before every
   repaint to the corner of the plot that holds the fewest data points
   (:func:`emptiest_corner`, :class:`CornerKeeper`).
-* :func:`elide_title` shortens the drawn title to the plot's width: a
+* :func:`elide_title` fits the drawn title to the plot's width (a smaller
+  size first, then shortened with "…"): a
   pyqtgraph title's minimum width otherwise widens the plot item past its
   widget, and the right part of the plot is cut off.
 
@@ -54,6 +55,8 @@ class ToggleSample(pg.ItemSample):
 MARGIN = 6
 #: Title font size (points), as Plot sets it.
 TITLE_POINTS = 11.0
+#: The sizes (points) a title may shrink to before it is shortened with "…" (Plot draws it in TITLE_POINTS).
+TITLE_SIZES = (TITLE_POINTS, 10.0, 9.0)
 
 
 #: A compact legend's padding (left and right, top and bottom) and its swatches' side, in pixels.
@@ -146,14 +149,23 @@ def fit_columns(legend: pg.LegendItem, most: int, room: float) -> None:
 
 
 def elide_title(label, title: str, room: float) -> None:
-    """Draw ``title`` in ``label`` shortened with "…" to ``room`` pixels; ``label.text`` keeps it whole."""
+    """Draw ``title`` in ``label`` in the largest of TITLE_SIZES that fits ``room`` pixels, shortened with "…"
+    to ``room`` in the smallest if none does; ``label.text`` keeps it whole."""
     if not title or "<" in title or not label.isVisible():
         return
     font = QFont(label.item.font())
-    font.setPointSizeF(TITLE_POINTS)
-    shown = QFontMetricsF(font).elidedText(title, Qt.TextElideMode.ElideRight, max(room, 40.0))
-    if shown != label.item.toPlainText():
-        label.setText(shown)
+    room = max(room, 40.0)
+    for points in TITLE_SIZES:
+        font.setPointSizeF(points)
+        metrics = QFontMetricsF(font)
+        if metrics.horizontalAdvance(title) <= room:
+            shown = title
+            break
+    else:
+        shown = metrics.elidedText(title, Qt.TextElideMode.ElideRight, room)
+    size = f"{points:g}pt"
+    if shown != label.item.toPlainText() or label.opts.get("size") != size:
+        label.setText(shown, size=size)
     label.text = title  # exports and tests read the whole title
 
 
