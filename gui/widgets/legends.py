@@ -128,15 +128,56 @@ def row_room(widget) -> float:
     return widget.width() - 2 * MARGIN
 
 
+def _label_font(label) -> QFont:
+    font = QFont(label.item.font())
+    size = str(label.opts.get("size") or "")
+    if size.endswith("pt"):
+        font.setPointSizeF(float(size[:-2]))
+    return font
+
+
+def _full_text(label) -> str:
+    """A legend label's whole text (:func:`fit_columns` may show it shortened; a rename since counts)."""
+    full, shown = getattr(label, "elided", (None, None))
+    return full if full is not None and label.text == shown else label.text
+
+
+def _fit_labels(legend: pg.LegendItem, room: float) -> bool:
+    """Shorten with "…" the labels whose entry is wider than ``room``, give the others their whole text;
+    whether a label changed."""
+    spacing = legend.layout.horizontalSpacing()
+    changed = False
+    for sample, label in legend.items:
+        full = _full_text(label)
+        metrics = QFontMetricsF(_label_font(label))
+        space = room - sample.size().width() - 2 * spacing - 4  # the text's document margin, both sides
+        text = full if metrics.horizontalAdvance(full) <= space else metrics.elidedText(
+            full, Qt.TextElideMode.ElideRight, max(space, 24.0))
+        if text != label.text:
+            label.setText(text)
+            changed = True
+        label.elided = (full, text) if text != full else (None, None)
+    return changed
+
+
 def fit_columns(legend: pg.LegendItem, most: int, room: float) -> None:
-    """Lay ``legend`` out in the most columns (up to ``most``) whose widths fit ``room`` pixels."""
+    """Lay ``legend`` out in the most columns (up to ``most``) whose widths fit ``room`` pixels; in one
+    column, a label still too wide is shortened with "…" (it would widen the plot past its widget)."""
     if not legend.items:
         return
     widths = entry_widths(legend)
+    for k, (_sample, label) in enumerate(legend.items):  # columns are chosen by the whole texts
+        full = _full_text(label)
+        if full != label.text:
+            metrics = QFontMetricsF(_label_font(label))
+            widths[k] += metrics.horizontalAdvance(full) - metrics.horizontalAdvance(label.text)
     cols = max(1, min(most, len(widths)))
     while cols > 1 and sum(max(widths[c::cols]) for c in range(cols)) > room:
         cols -= 1
+    relabelled = _fit_labels(legend, room if cols == 1 else float("inf"))
     if cols == legend.columnCount and legend.layout.count() == 2 * len(legend.items):
+        if relabelled:
+            legend.updateSize()
         return
     for i in range(legend.layout.count() - 1, -1, -1):
         legend.layout.removeAt(i)
