@@ -185,13 +185,14 @@ def masked_rows(causal: bool, mask: ArrayLike | None, n_q: int, n_k: int) -> Boo
 # --------------------------------------------------------------------------
 # attention
 # --------------------------------------------------------------------------
-def _scores(q: FloatArray, k: FloatArray, scale: float | None, work: np.dtype[Any]) -> FloatArray:
-    """The scaled scores in the working dtype ``work``; q, k validated."""
+def _scores(q: FloatArray, k: FloatArray, scale: float | None, work: np.dtype[Any],
+            out: FloatArray | None = None) -> FloatArray:
+    """The scaled scores in the working dtype ``work`` (in ``out`` when given: the same bits); q, k validated."""
     s = 1.0 / math.sqrt(q.shape[-1]) if scale is None else _check_scale(scale)
     qw = q.astype(work, copy=False)
     kw = k.astype(work, copy=False)
     with np.errstate(all="ignore"):
-        return _times(np.matmul(qw, np.swapaxes(kw, -1, -2)), s)
+        return _times(np.matmul(qw, np.swapaxes(kw, -1, -2), out=out), s)
 
 
 def attention_scores(q: ArrayLike, k: ArrayLike, scale: float | None = None) -> FloatArray:
@@ -289,8 +290,7 @@ def attention(
 def _check_shapes(qa: Any, ka: Any, va: Any, mask: ArrayLike | None, causal: bool):
     """Validate q, k, v (and ``mask``, on the host) together; return ``(n_q, n_k, allowed, batch)``.
 
-    The one set of shape rules of both paths, so they raise the same errors.
-    """
+    The one set of shape rules of both paths, so they raise the same errors."""
     _check_qk(qa, ka)
     if va.shape[-2] != ka.shape[-2]:
         raise ValueError(
@@ -314,10 +314,24 @@ def _check_shapes(qa: Any, ka: Any, va: Any, mask: ArrayLike | None, causal: boo
 
 def _check_known(raw: Any, qa: FloatArray, ka: FloatArray, work: np.dtype[Any]) -> FloatArray:
     """A given product for q @ k^T: an array of its shape in the working dtype (its bits are the caller's)."""
-    shape = np.broadcast_shapes(qa.shape[:-2], ka.shape[:-2]) + (qa.shape[-2], ka.shape[-2])
+    shape = _scores_shape(qa, ka)
     if not isinstance(raw, np.ndarray) or raw.shape != shape or raw.dtype != work:
         raise ValueError(f"raw must be the product q @ k^T, a {work} array of shape {shape}")
     return raw
+
+
+def _check_out(out: Any, qa: FloatArray, ka: FloatArray, work: np.dtype[Any]) -> tuple[FloatArray, FloatArray]:
+    """``out`` of attention_parts: two apart, writable, C-contiguous arrays of the scores' shape and working dtype."""
+    shape = _scores_shape(qa, ka)
+    if not (isinstance(out, tuple) and len(out) == 2 and all(
+            isinstance(a, np.ndarray) and a.shape == shape and a.dtype == work and a.flags.c_contiguous
+            and a.flags.writeable for a in out)) or np.shares_memory(*out):
+        raise ValueError(f"out must be two writable C-contiguous {work} arrays of shape {shape} that do not overlap")
+    return out
+
+
+def _scores_shape(qa: FloatArray, ka: FloatArray) -> tuple[int, ...]:
+    return np.broadcast_shapes(qa.shape[:-2], ka.shape[:-2]) + (qa.shape[-2], ka.shape[-2])
 
 
 class AttentionParts(NamedTuple):
@@ -330,15 +344,9 @@ class AttentionParts(NamedTuple):
 
 
 def attention_parts(
-    q: ArrayLike,
-    k: ArrayLike,
-    v: ArrayLike,
-    scale: float | None = None,
-    causal: bool = False,
-    mask: ArrayLike | None = None,
-    *,
-    weights: bool = True,
-    raw: FloatArray | None = None,
+    q: ArrayLike, k: ArrayLike, v: ArrayLike, scale: float | None = None, causal: bool = False,
+    mask: ArrayLike | None = None, *, weights: bool = True, raw: FloatArray | None = None,
+    out: tuple[FloatArray, FloatArray] | None = None,
 ) -> AttentionParts:
     """:func:`attention`, keeping the raw and the scaled score matrices (NumPy only).
 
@@ -353,22 +361,17 @@ def attention_parts(
     product and softmax: a caller needing a few heads' weights calls this on
     their slices, the full call's slices bit for bit; ``raw``, the ``raw``
     of such an earlier call (or its slice), is used instead of a new product.
+    ``out``, two apart, writable, C-contiguous arrays of the scores' shape and
+    working dtype, receive ``raw`` (unless given) and ``scores`` (same bits).
     """
     return _attention_host(q, k, v, mask, scale=scale, causal=causal, keep_raw=True, keep_weights=weights,
-                           known=raw)
+                           known=raw, out=out)
 
 
 def _attention_host(
-    q: ArrayLike,
-    k: ArrayLike,
-    v: ArrayLike,
-    mask: ArrayLike | None,
-    scale: float | None,
-    causal: bool,
-    offload: bool = False,
-    keep_raw: bool = False,
-    keep_weights: bool = True,
-    known: FloatArray | None = None,
+    q: ArrayLike, k: ArrayLike, v: ArrayLike, mask: ArrayLike | None, scale: float | None, causal: bool,
+    offload: bool = False, keep_raw: bool = False, keep_weights: bool = True,
+    known: FloatArray | None = None, out: tuple[FloatArray, FloatArray] | None = None,
 ):
     """:func:`attention` in NumPy; with ``offload``, large work may go to the device;
     with ``keep_raw``, :class:`AttentionParts` (never offloaded; the product ``known``
@@ -384,11 +387,15 @@ def _attention_host(
     out_dtype = np.result_type(qa, ka, va)
     work = _working_dtype(out_dtype)
     if keep_raw:  # the product once, the scale in a new array: the same bits as _scores gives
-        raw = _scores(qa, ka, 1.0, work) if known is None else _check_known(known, qa, ka, work)
+        into = (None, None) if out is None else _check_out(out, qa, ka, work)
+        raw = _scores(qa, ka, 1.0, work, out=into[0]) if known is None else _check_known(known, qa, ka, work)
         s = 1.0 / math.sqrt(qa.shape[-1]) if scale is None else _check_scale(scale)
         with np.errstate(all="ignore"):
             normal = s != 1.0 and np.isfinite(work.type(s)) and work.type(s) >= np.finfo(work).tiny
-            scores = np.multiply(raw, work.type(s)) if normal else _times(raw.copy(), s)  # _times' bits
+            scores = np.multiply(raw, work.type(s), out=into[1]) if normal else _times(raw.copy(), s)  # _times' bits
+            if into[1] is not None and scores is not into[1]:  # _times' float64 path made a new array
+                np.copyto(into[1], scores)
+                scores = into[1]
         if not keep_weights:
             return AttentionParts(raw, scores, None, None)
     else:
