@@ -99,10 +99,18 @@ def main(argv: list[str] | None = None) -> int:
     marks = collections.defaultdict(list)
     job = attention_view._core_job
 
-    def timed_job(request):
+    def timed_job(request):  # the job is a generator: it ends when it returns
         marks["start"].append(time.perf_counter())
+        steps = job(request)
         try:
-            return job(request)
+            while True:
+                try:
+                    step = next(steps)
+                except StopIteration as stop:
+                    return stop.value
+                if isinstance(step, tuple):  # the partial core: the shown head
+                    marks["partial"].append(time.perf_counter())
+                yield step
         finally:
             marks["end"].append(time.perf_counter())
 
@@ -128,6 +136,14 @@ def main(argv: list[str] | None = None) -> int:
 
     view.core_job.delivered.disconnect()
     view.core_job.delivered.connect(timed_delivered)
+    partial_drawn = view._core_partial
+
+    def timed_partial(key, value):
+        partial_drawn(key, value)
+        marks["partial drawn"].append(time.perf_counter())
+
+    view.core_job.partial.disconnect()
+    view.core_job.partial.connect(timed_partial)
     slider = next(s for s in view.findChildren(ValueSlider) if getattr(s, "binding", None) is not None
                   and s.binding.name == "d_k")
     warmup = 3
@@ -169,6 +185,12 @@ def main(argv: list[str] | None = None) -> int:
         steps["job end to delivery"].append((delivered_at - end) * 1000)
         steps["redraw of the result"].append((drawn_at - delivered_at) * 1000)
         steps["change to drawn"].append((drawn_at - changes[c]) * 1000)
+        shown = [t for t in marks["partial drawn"] if start <= t <= drawn_at]
+        if shown:  # the shown head, drawn before the other heads and the statistics
+            steps["change to the shown head drawn"].append((shown[0] - changes[c]) * 1000)
+            ready = [t for t in marks["partial"] if start <= t <= end]
+            if ready:
+                steps["job start to the shown head"].append((ready[0] - start) * 1000)
         steps["view thread CPU, change to delivery"].append((cpu_at - cpu_changes[c]) * 1000)
     in_view = {k: summary(v) for k, v in PIECES.items()}
     # the same cores (d_k + 1: not cached) computed in a plain thread, the window idle

@@ -359,19 +359,21 @@ def test_a_session_reloads_its_file(tmp_path):
 # -- the main recompute in a worker ------------------------------------------------------
 @pytest.fixture
 def gated(monkeypatch):
-    """compute_core in the view's worker waits for ``gate`` (set it to let jobs finish); records d_k."""
+    """core_steps in the view's worker waits for ``gate`` (set it to let jobs finish); records d_k."""
     from gui.model.attention import core as core_module
 
-    real = core_module.compute_core
+    real = core_module.core_steps
     gate = threading.Event()
     calls = []
 
     def slow(inputs, **options):
+        if threading.current_thread() is threading.main_thread():  # model.core(): not the view's job
+            return (yield from real(inputs, **options))
         calls.append(inputs.d_k)
         gate.wait(10)
-        return real(inputs, **options)
+        return (yield from real(inputs, **options))
 
-    monkeypatch.setattr(core_module, "compute_core", slow)
+    monkeypatch.setattr(core_module, "core_steps", slow)
     return gate, calls
 
 

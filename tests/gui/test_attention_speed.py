@@ -32,15 +32,17 @@ def settle(qtbot, ms: int = 30) -> None:
 # -- the Attention view's worker and redraw_count -------------------------------------------------
 @pytest.fixture
 def gated(monkeypatch):
-    """compute_core waits for ``gate`` (set it to let a job finish)."""
-    real = core_module.compute_core
+    """core_steps (the view's job) waits for ``gate`` (set it to let a job finish)."""
+    real = core_module.core_steps
     gate = threading.Event()
 
     def slow(inputs, **options):
+        if threading.current_thread() is threading.main_thread():  # model.core(): not the view's job
+            return (yield from real(inputs, **options))
         gate.wait(10)
-        return real(inputs, **options)
+        return (yield from real(inputs, **options))
 
-    monkeypatch.setattr(core_module, "compute_core", slow)
+    monkeypatch.setattr(core_module, "core_steps", slow)
     return gate
 
 

@@ -30,7 +30,7 @@ from gui.model.attention.statistics import sample_histograms, spreads
 from gui.model.texts import tr
 
 #: At most this many score entries go into the histogram (a strided sample beyond).
-HIST_SAMPLE = 1_000_000
+HIST_SAMPLE = 1 << 18
 #: The key dimensions of the d_k sweep (4 to 1024, log-spaced).
 SWEEP_DK = np.unique(np.round(np.geomspace(4, 1024, 17)).astype(int))
 SWEEP_COLUMNS = ("d_k", "entropy_scaled", "entropy_unscaled", "max_weight_scaled", "max_weight_unscaled",
@@ -176,6 +176,9 @@ class AttentionCore:
     std_raw: float
     std_scaled: float
     note: str
+    #: False on the partial core of :func:`core_steps`: the histograms and spreads (None, NaN) and the
+    #: heads but the shown one (undefined scores: not to be read) are still to come
+    statistics: bool = True
     #: the model source: the layer shown (0-based) and the whole llm.AttentionResult (None otherwise)
     layer: int = 0
     real: Any = None
@@ -269,12 +272,29 @@ def compute_core(inp: CoreInputs, *, head: int | None = None) -> AttentionCore:
 
     ``head`` (0-based): that head's weights and output are computed too (the
     view's worker passes the head shown, so the view's thread does not).
+    :func:`core_steps` run to its end.
+    """
+    steps = core_steps(inp, head=head)
+    while True:
+        try:
+            next(steps)
+        except StopIteration as stop:
+            return stop.value
 
-    One ``compute.attention_parts(..., weights=False)`` call gives every
-    head's raw and scaled score matrices (``compute.attention_scores``'
-    bits); each head's weights and output are ``attention_parts`` of that
-    head's slices, computed when first needed (:class:`HeadParts`), which
-    are ``compute.attention``'s bit for bit.
+
+def core_steps(inp: CoreInputs, *, head: int | None = None, partial: bool = False):
+    """:func:`compute_core` as a job's steps: yields its progress (0..1) after each head's product
+    and each statistic, and returns the core.
+
+    Each head's raw and scaled scores are ``compute.attention_parts(..., weights=False)`` of that
+    head's slices (the batched call's bits: each leading index is its own product); each head's
+    weights and output are ``attention_parts`` of its slices with its product (:class:`HeadParts`),
+    which are ``compute.attention``'s bit for bit.  ``head`` (0-based) goes first, and its weights
+    and output are computed too.  With ``partial`` (and ``head``), one step yields ``(fraction,
+    core)``: a core whose ``head`` is complete but whose other heads' scores are not yet computed (their
+    entries are undefined: only ``head`` may be read) and
+    whose histograms and spreads are still to come (``statistics`` False), so a view can draw the
+    shown head before the rest is done; the returned core shares its arrays and heads.
     """
     if inp.real:
         from gui.model.attention.real import model_core
@@ -289,8 +309,19 @@ def compute_core(inp: CoreInputs, *, head: int | None = None) -> AttentionCore:
     causal = inp.causal == "on"
     scale = inp.scale_factor()
     factor = 1.0 / math.sqrt(q.shape[2]) if scale is None else compute.check_temperature(scale)
-    raw, scores, _, _ = compute.attention_parts(q, k, v, scale=scale, causal=causal, mask=mask, weights=False)
     head_mask = mask is not None and mask.ndim == 3  # a file's mask per head
+
+    def head_scores(i: int, out: tuple[np.ndarray, np.ndarray] | None = None) -> compute.AttentionParts:
+        one = slice(i, i + 1)
+        return compute.attention_parts(q[one], k[one], v[one], scale=scale, causal=causal,
+                                       mask=mask[one] if head_mask else mask, weights=False, out=out)
+
+    shown = None if head is None else min(max(head, 0), h - 1)
+    order = list(range(h)) if shown is None else [shown] + [i for i in range(h) if i != shown]
+    first = head_scores(order[0])  # its dtype is the working one
+    raw = np.empty((h, n_q, n_k), dtype=first.raw.dtype)  # filled head by head below
+    scores = np.empty_like(raw)
+    raw[order[0]], scores[order[0]] = first.raw[0], first.scores[0]
 
     def compute_head(i: int) -> tuple[np.ndarray, np.ndarray]:
         """Head i's weights and output: attention_parts of head i's slices (with its slice of the
@@ -308,21 +339,27 @@ def compute_core(inp: CoreInputs, *, head: int | None = None) -> AttentionCore:
     allowed = np.broadcast_to(allowed, (h, n_q, n_k))
     empty = np.broadcast_to(np.asarray(compute.masked_rows(causal, mask, n_q, n_k)), (h, n_q))
     parts = HeadParts(h, compute_head)
-    if head is not None:
-        parts.head(min(max(head, 0), h - 1))
+    common = dict(q_labels=q_labels, k_labels=k_labels, q=q, k=k, v=v, scale=float(factor), raw=raw,
+                  scores=scores, parts=parts, allowed=allowed, empty_rows=empty, note=note,
+                  memory=int(compute.attention_memory(n_q, n_k, q.shape[2], v.shape[2], heads=h)))
+    steps = h + 2  # each head's product, the histograms, the spreads
+    for done, i in enumerate(order):
+        if done:
+            head_scores(i, out=(raw[i:i + 1], scores[i:i + 1]))
+        elif shown is not None:
+            parts.head(shown)
+            if partial:
+                yield (done + 1) / steps, AttentionCore(**common, hist_edges=None, hist_raw=None, hist_scaled=None,
+                                                        std_raw=math.nan, std_scaled=math.nan, statistics=False)
+                continue
+        yield (done + 1) / steps
     sample_raw = raw.reshape(-1)[:: max(1, raw.size // HIST_SAMPLE)]
     sample_scaled = scores.reshape(-1)[:: max(1, scores.size // HIST_SAMPLE)]
     edges, counts_raw, counts_scaled = sample_histograms(sample_raw, sample_scaled)
+    yield (h + 1) / steps
     std_raw, std_scaled = spreads(raw, scores)
-    return AttentionCore(
-        q_labels=q_labels, k_labels=k_labels, q=q, k=k, v=v, scale=float(factor), raw=raw,
-        scores=scores, parts=parts, allowed=allowed, empty_rows=empty,
-        memory=int(compute.attention_memory(n_q, n_k, q.shape[2], v.shape[2], heads=h)),
-        hist_edges=edges,
-        hist_raw=counts_raw / sample_raw.size,
-        hist_scaled=counts_scaled / sample_scaled.size,
-        std_raw=std_raw, std_scaled=std_scaled, note=note,
-    )
+    return AttentionCore(**common, hist_edges=edges, hist_raw=counts_raw / sample_raw.size,
+                         hist_scaled=counts_scaled / sample_scaled.size, std_raw=std_raw, std_scaled=std_scaled)
 
 
 # -- the d_k sweep ---------------------------------------------------------------------------

@@ -7,6 +7,7 @@ inputs and the d_k sweep).  Everything drawn comes from the model's result.
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -42,6 +43,8 @@ from gui.widgets.file_strip import FileDrops, FileStrip
 from gui.widgets.sliders import param_control, param_form
 
 SWEEP_DELAY_MS = 150
+#: The core job waits at most this long (seconds) for the view to draw its partial core.
+PARTIAL_WAIT_S = 0.25
 #: When the typical row of the shown head peaks below this (auto colour range off), a note says how to see the pattern.
 FAINT_WEIGHTS = 0.1
 SPINS = ("n", "heads", "seed", "padding", "head", "layer", "query")
@@ -50,9 +53,24 @@ SPINS = ("n", "heads", "seed", "padding", "head", "layer", "query")
 def _core_job(request):
     """The core job: the core of ``inputs`` with the weights of the head shown (``head``, 1-based;
     0: the grid of every head); the inputs travel with the core, so the model can check it is
-    still current.  The other heads are computed when they are shown (or exported)."""
-    inputs, head = request
-    core = attention_core.compute_core(inputs, head=max(head, 1) - 1)
+    still current.  With one head shown, a partial core (that head, before the other heads'
+    scores, the histograms and the spreads) comes first, as ``(fraction, (inputs, head, core,
+    drawn))``, and the job goes on once the view has drawn it (it sets ``drawn``; at most
+    PARTIAL_WAIT_S later): the window's redraw and the job's statistics do not share the cores.
+    The other heads' weights are computed when they are shown (or exported)."""
+    inputs, head, drawn = request
+    steps = attention_core.core_steps(inputs, head=max(head, 1) - 1, partial=head != 0)
+    while True:
+        try:
+            step = next(steps)
+        except StopIteration as stop:
+            core = stop.value
+            break
+        if isinstance(step, tuple):
+            yield step[0], (inputs, head, step[1], drawn)
+            drawn.wait(PARTIAL_WAIT_S)
+        else:
+            yield step
     if head == 0:
         core.parts.whole()
     return inputs, core
@@ -64,7 +82,10 @@ class AttentionView(FileDrops, BaseView):
     def build(self) -> None:
         m = self.model
         self.computing = False  # a redraw is showing an older result while a job runs
-        self._drawn: tuple = ()  # what the plots show: (core id, head, query, auto levels, theme)
+        self._drawn: tuple = ()  # what the plots show: (core's heads, head, query, auto levels, theme)
+        self._drawn_partial = False  # ... from a partial core: its histograms and spreads still to come
+        self._partial: tuple | None = None  # the running job's partial core: (inputs, head, core)
+        self._partial_drawn: tuple | None = None  # (key, the event the newest job waits on after it)
         if m.source == "tables":
             m.start_tables()
         error = lambda text: self.tell(text, error=True)  # noqa: E731
@@ -131,6 +152,7 @@ class AttentionView(FileDrops, BaseView):
         # -- the background jobs ------------------------------------------------------------------
         self.core_job = self.add_job(_core_job)
         self.core_job.delivered.connect(self._core_delivered)
+        self.core_job.partial.connect(self._core_partial)
         self.core_job.failed.connect(lambda _key, text: self.tell(text, error=True))
         self.sweep_job = self.add_job(sweep_steps)
         self.sweep_job.progressed.connect(self.sweep_panel.progressed)
@@ -277,17 +299,49 @@ class AttentionView(FileDrops, BaseView):
             self.computing = False
             return m.core()  # MemoryError when the inputs are refused
         self.computing = True
-        self.core_job.request(inputs.key, (inputs, m.head))
+        self.core_job.request(inputs.key, (inputs, m.head, self._drawn_event(inputs.key)))
+        partial = self._partial
+        if partial is not None and partial[0].key != inputs.key:
+            partial = self._partial = None  # a stale job's: not kept
+        if partial is not None and partial[1] == m.head:
+            return partial[2]  # only its head may be read: drawn while the head shown is that one
         return m.last_core
+
+    def _drawn_event(self, key) -> threading.Event:
+        """The event a job for ``key`` waits on after its partial core; an older job's is set, so
+        that it goes on to its next yield (where it stops) instead of waiting for a draw."""
+        if self._partial_drawn is not None and self._partial_drawn[0] != key:
+            self._partial_drawn[1].set()
+            self._partial_drawn = None
+        if self._partial_drawn is None:
+            self._partial_drawn = (key, threading.Event())
+        return self._partial_drawn[1]
+
+    def _release_job(self) -> None:
+        if self._partial_drawn is not None:
+            self._partial_drawn[1].set()
+            self._partial_drawn = None
+
+    def _core_partial(self, _key, value) -> None:
+        """The shown head of the running job's core: drawn now, the rest when the job delivers
+        (the job goes on once this redraw is done)."""
+        inputs, head, core, drawn = value
+        self._partial = (inputs, head, core)
+        try:
+            self._redraw()
+        finally:
+            drawn.set()
 
     def _core_delivered(self, _key, pair) -> None:
         inputs, core = pair
+        self._partial = None
         self.model.store_core(inputs, core)  # dropped when stale
         self._redraw()
 
     def cancel_compute(self) -> None:
         """Drop the running job's result and put back the inputs of the result shown."""
         self.core_job.cancel()
+        self._release_job()
         shown = self.model.last_inputs
         if shown is not None:
             self.model.restore(shown)
@@ -304,6 +358,7 @@ class AttentionView(FileDrops, BaseView):
     def shutdown(self) -> None:
         """Stop every job for good: a redraw that fires later must not start a new one."""
         self._sweep_timer.stop()
+        self._release_job()
         super().shutdown()
 
     def flush(self) -> None:
@@ -342,14 +397,20 @@ class AttentionView(FileDrops, BaseView):
             return
         auto = m.auto_levels == "on"
         self.weights_panel.auto_levels = self.row_panel.auto_levels = auto
-        drawn = (id(core), m.head, m.query, auto, themes.current())
+        drawn = (id(core.parts), m.head, m.query, auto, themes.current())  # a partial core and its whole share parts
         if self.computing and drawn == self._drawn:  # nothing new to draw until the job lands
             self._show_note(tr("attention.compute.note"))
             return
-        self._drawn = drawn
+        completing = drawn == self._drawn and self._drawn_partial and core.statistics
+        self._drawn, self._drawn_partial = drawn, not core.statistics
         r = m.result_for(core)
-        for panel in (self.weights_panel, self.row_panel, self.scores_panel, self.output_map, self.readouts_panel):
-            panel.show(r)
+        if completing:  # the partial core drawn is complete now: only its statistics are new
+            self.scores_panel.show_statistics(r)
+            self.readouts_panel.show(r)
+        else:
+            for panel in (self.weights_panel, self.row_panel, self.scores_panel, self.output_map,
+                          self.readouts_panel):
+                panel.show(r)
         self.real.show_readout(r, self._readout_form)
         self._plot_grid.setRowStretch(0, 8 if r.all_heads and (core.heads > 4 or core.real is not None) else 5)
         if self.sweep_job.busy and m.sweep() is None:
