@@ -7,11 +7,13 @@ Run from the repository root::
 
 Builds the Attention view offscreen (light theme, 1400 x 900, as bench/gui_latency.py does), moves
 its d_k slider step by step (10/1000 of the slider a step) and times, for each step, from the
-slider's change to the job's start, the job itself (``compute_core`` in the worker thread), from
+slider's change to the job's start, the job itself (``core_steps`` in the worker thread), from
 its end to the delivery on the view's thread, and the redraw that draws the result; inside the
-job it times the random Q, K, V (``_inputs``), the product of every head
-(``compute.attention_parts`` of all heads), the shown head's weights (the same call on one head),
-the histograms and the spreads. It also reports the view's thread's CPU time from the change to
+job it times the random Q, K, V (``_inputs``), one head's product (``compute.attention_parts(...,
+weights=False)`` of one head's slices: the job calls it once per head, the shown head first), the
+shown head's weights (the same call with that product), the histograms and the spreads, and when
+the shown head is ready (the partial core the view draws before the rest: "job start to the shown
+head", "change to the shown head drawn"). It also reports the view's thread's CPU time from the change to
 the delivery (what the window itself did while the job ran), and then the same cores (at
 d_k + 1, so none is cached) computed in a plain thread with the window idle. Prints one JSON
 document: the median and 90th percentile of each, in ms, and the d_k values stepped through.
@@ -47,6 +49,7 @@ from gui import theme as themes  # noqa: E402
 from gui.app import make_app  # noqa: E402
 from gui.model.attention import core  # noqa: E402
 from gui.model.lab import Lab  # noqa: E402
+from gui.views.attention import job as attention_job  # noqa: E402
 from gui.views.attention import view as attention_view  # noqa: E402
 from gui.widgets.sliders import ValueSlider  # noqa: E402
 
@@ -75,7 +78,7 @@ def _timed_parts() -> None:
         try:
             return function(q, *args, **kwargs)
         finally:
-            which = "product of every head" if kwargs.get("weights") is False else "shown head's weights"
+            which = "one head's product" if kwargs.get("weights") is False else "shown head's weights"
             PIECES[which].append((time.perf_counter() - t) * 1000)
 
     compute.attention_parts = parts
@@ -97,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
         _timed(core, name)
     _timed_parts()
     marks = collections.defaultdict(list)
-    job = attention_view._core_job
+    job = attention_job.core_job
 
     def timed_job(request):  # the job is a generator: it ends when it returns
         marks["start"].append(time.perf_counter())
@@ -114,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             marks["end"].append(time.perf_counter())
 
-    attention_view._core_job = timed_job  # the view's job is made with it (add_job at build time)
+    attention_job.core_job = timed_job  # the view's job is made with it (add_job at build time)
 
     app = make_app([sys.argv[0]])
     themes.manager().set_mode("light")

@@ -7,7 +7,6 @@ inputs and the d_k sweep).  Everything drawn comes from the model's result.
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 
 import numpy as np
@@ -31,9 +30,9 @@ from gui.export.atomic import ExportError
 from gui.format import fmt
 from gui.model import llm
 from gui.model.attention import AttentionModel, sweep_steps
-from gui.model.attention import core as attention_core
 from gui.model.texts import tr
 from gui.qt import pg
+from gui.views.attention import job as core_jobs
 from gui.views.attention.panels import OutputPanel, Readouts, RowPanel, ScoresPanel, SweepPanel, WeightsPanel
 from gui.views.attention.plots import MAX_TILES
 from gui.views.attention.real import RECOMPUTE, ModelPart
@@ -43,37 +42,9 @@ from gui.widgets.file_strip import FileDrops, FileStrip
 from gui.widgets.sliders import param_control, param_form
 
 SWEEP_DELAY_MS = 150
-#: The core job waits at most this long (seconds) for the view to draw its partial core.
-PARTIAL_WAIT_S = 0.25
 #: When the typical row of the shown head peaks below this (auto colour range off), a note says how to see the pattern.
 FAINT_WEIGHTS = 0.1
 SPINS = ("n", "heads", "seed", "padding", "head", "layer", "query")
-
-
-def _core_job(request):
-    """The core job: the core of ``inputs`` with the weights of the head shown (``head``, 1-based;
-    0: the grid of every head); the inputs travel with the core, so the model can check it is
-    still current.  With one head shown, a partial core (that head, before the other heads'
-    scores, the histograms and the spreads) comes first, as ``(fraction, (inputs, head, core,
-    drawn))``, and the job goes on once the view has drawn it (it sets ``drawn``; at most
-    PARTIAL_WAIT_S later): the window's redraw and the job's statistics do not share the cores.
-    The other heads' weights are computed when they are shown (or exported)."""
-    inputs, head, drawn = request
-    steps = attention_core.core_steps(inputs, head=max(head, 1) - 1, partial=head != 0)
-    while True:
-        try:
-            step = next(steps)
-        except StopIteration as stop:
-            core = stop.value
-            break
-        if isinstance(step, tuple):
-            yield step[0], (inputs, head, step[1], drawn)
-            drawn.wait(PARTIAL_WAIT_S)
-        else:
-            yield step
-    if head == 0:
-        core.parts.whole()
-    return inputs, core
 
 
 class AttentionView(FileDrops, BaseView):
@@ -84,8 +55,7 @@ class AttentionView(FileDrops, BaseView):
         self.computing = False  # a redraw is showing an older result while a job runs
         self._drawn: tuple = ()  # what the plots show: (core's heads, head, query, auto levels, theme)
         self._drawn_partial = False  # ... from a partial core: its histograms and spreads still to come
-        self._partial: tuple | None = None  # the running job's partial core: (inputs, head, core)
-        self._partial_drawn: tuple | None = None  # (key, the event the newest job waits on after it)
+        self._partial = core_jobs.PartialCores()  # the running job's partial core, drawn before the rest
         if m.source == "tables":
             m.start_tables()
         error = lambda text: self.tell(text, error=True)  # noqa: E731
@@ -150,7 +120,7 @@ class AttentionView(FileDrops, BaseView):
         self.model_strip = self.real.strip
 
         # -- the background jobs ------------------------------------------------------------------
-        self.core_job = self.add_job(_core_job)
+        self.core_job = self.add_job(core_jobs.core_job)  # looked up now: a bench may time it
         self.core_job.delivered.connect(self._core_delivered)
         self.core_job.partial.connect(self._core_partial)
         self.core_job.failed.connect(lambda _key, text: self.tell(text, error=True))
@@ -299,34 +269,14 @@ class AttentionView(FileDrops, BaseView):
             self.computing = False
             return m.core()  # MemoryError when the inputs are refused
         self.computing = True
-        self.core_job.request(inputs.key, (inputs, m.head, self._drawn_event(inputs.key)))
-        partial = self._partial
-        if partial is not None and partial[0].key != inputs.key:
-            partial = self._partial = None  # a stale job's: not kept
-        if partial is not None and partial[1] == m.head:
-            return partial[2]  # only its head may be read: drawn while the head shown is that one
-        return m.last_core
-
-    def _drawn_event(self, key) -> threading.Event:
-        """The event a job for ``key`` waits on after its partial core; an older job's is set, so
-        that it goes on to its next yield (where it stops) instead of waiting for a draw."""
-        if self._partial_drawn is not None and self._partial_drawn[0] != key:
-            self._partial_drawn[1].set()
-            self._partial_drawn = None
-        if self._partial_drawn is None:
-            self._partial_drawn = (key, threading.Event())
-        return self._partial_drawn[1]
-
-    def _release_job(self) -> None:
-        if self._partial_drawn is not None:
-            self._partial_drawn[1].set()
-            self._partial_drawn = None
+        self.core_job.request(inputs.key, (inputs, m.head, self._partial.event_for(inputs.key)))
+        partial = self._partial.to_draw(inputs.key, m.head)
+        return m.last_core if partial is None else partial
 
     def _core_partial(self, _key, value) -> None:
         """The shown head of the running job's core: drawn now, the rest when the job delivers
         (the job goes on once this redraw is done)."""
-        inputs, head, core, drawn = value
-        self._partial = (inputs, head, core)
+        drawn = self._partial.arrived(value)
         try:
             self._redraw()
         finally:
@@ -334,14 +284,14 @@ class AttentionView(FileDrops, BaseView):
 
     def _core_delivered(self, _key, pair) -> None:
         inputs, core = pair
-        self._partial = None
+        self._partial.forget()
         self.model.store_core(inputs, core)  # dropped when stale
         self._redraw()
 
     def cancel_compute(self) -> None:
         """Drop the running job's result and put back the inputs of the result shown."""
         self.core_job.cancel()
-        self._release_job()
+        self._partial.release()
         shown = self.model.last_inputs
         if shown is not None:
             self.model.restore(shown)
@@ -358,7 +308,7 @@ class AttentionView(FileDrops, BaseView):
     def shutdown(self) -> None:
         """Stop every job for good: a redraw that fires later must not start a new one."""
         self._sweep_timer.stop()
-        self._release_job()
+        self._partial.release()
         super().shutdown()
 
     def flush(self) -> None:
