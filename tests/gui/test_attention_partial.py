@@ -183,3 +183,26 @@ def test_the_view_draws_the_shown_head_before_the_statistics(qtbot, make_view, l
     core = model.core()
     np.testing.assert_array_equal(view.histogram.raw.yData, core.hist_raw)
     assert not np.array_equal(core.hist_raw, counts_before)
+
+
+# -- the histograms' sample ------------------------------------------------------------------------
+@settings(max_examples=60, deadline=None)
+@given(shape=st.lists(st.integers(1, 70), min_size=1, max_size=3), most=st.integers(1, 3000))
+def test_the_histogram_sample_strides_through_every_key(shape, most):
+    from gui.model.attention.statistics import strided_sample
+
+    a = np.arange(math.prod(shape), dtype=np.float64).reshape(shape)
+    got = strided_sample(a, most)
+    if a.size <= most:
+        np.testing.assert_array_equal(got, a.reshape(-1))  # small: all of it
+        return
+    n_k = shape[-1]
+    # a plain loop: the smallest stride from size // most up that shares no factor with n_k
+    stride = a.size // most
+    while any(stride % f == 0 and n_k % f == 0 for f in range(2, min(stride, n_k) + 1)):
+        stride += 1
+    np.testing.assert_array_equal(got, a.reshape(-1)[::stride])
+    assert got.size <= 2 * most  # about most entries, never far more
+    taken = got.astype(np.int64)  # the entries are their own flat indices
+    if taken.size >= n_k:  # then every key column is in the sample
+        assert set((taken % n_k).tolist()) == set(range(n_k))

@@ -26,11 +26,11 @@ from gui.model.attention.sources import (
     sentence_qkv,
     tokens_of,
 )
-from gui.model.attention.statistics import sample_histograms, spreads
+from gui.model.attention.statistics import sample_histograms, spreads, strided_sample
 from gui.model.texts import tr
 
-#: At most this many score entries go into the histogram (a strided sample beyond).
-HIST_SAMPLE = 1 << 18
+#: At most about this many score entries go into the histogram (a strided sample beyond: statistics.strided_sample).
+HIST_SAMPLE = 1 << 16
 #: The key dimensions of the d_k sweep (4 to 1024, log-spaced).
 SWEEP_DK = np.unique(np.round(np.geomspace(4, 1024, 17)).astype(int))
 SWEEP_COLUMNS = ("d_k", "entropy_scaled", "entropy_unscaled", "max_weight_scaled", "max_weight_unscaled",
@@ -353,8 +353,7 @@ def core_steps(inp: CoreInputs, *, head: int | None = None, partial: bool = Fals
                                                         std_raw=math.nan, std_scaled=math.nan, statistics=False)
                 continue
         yield (done + 1) / steps
-    sample_raw = raw.reshape(-1)[:: max(1, raw.size // HIST_SAMPLE)]
-    sample_scaled = scores.reshape(-1)[:: max(1, scores.size // HIST_SAMPLE)]
+    sample_raw, sample_scaled = strided_sample(raw, HIST_SAMPLE), strided_sample(scores, HIST_SAMPLE)
     edges, counts_raw, counts_scaled = sample_histograms(sample_raw, sample_scaled)
     yield (h + 1) / steps
     std_raw, std_scaled = spreads(raw, scores)

@@ -138,6 +138,20 @@ def _largest_magnitudes(samples: list[np.ndarray]) -> list[np.float64]:
     return [np.maximum.reduce(np.array([v for o, v in zip(owner, found) if o == j])) for j in range(len(samples))]
 
 
+def strided_sample(a: np.ndarray, most: int) -> np.ndarray:
+    """At most about ``most`` entries of ``a``, every ``stride``-th in C order (all when they fit).
+
+    The stride shares no factor with the last axis (the keys), so the sample goes through every
+    key column instead of the few a stride dividing n_k would keep (a stride of 8 over rows of 512
+    keys would see keys 0, 8, 16, ... only)."""
+    flat = a.reshape(-1)
+    stride = max(1, flat.size // max(most, 1))
+    if stride > 1 and a.ndim:
+        while math.gcd(stride, a.shape[-1]) != 1:
+            stride += 1
+    return flat[::stride]
+
+
 def sample_histograms(sample_raw: np.ndarray,
                       sample_scaled: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The edges (HIST_BINS equal bins over +-the largest |entry| of both samples, at least 1e-12) and
