@@ -24,6 +24,7 @@ import compute
 from gui.model.attention import AttentionModel, sources
 from gui.model.attention import core as core_module
 from gui.model.attention.statistics import HIST_BINS
+from gui.model.texts import tr
 
 
 # -- compute.attention_parts(out=) ---------------------------------------------------------------
@@ -172,12 +173,20 @@ def test_the_view_draws_the_shown_head_before_the_statistics(qtbot, make_view, l
     assert view.redraw_count == count  # what tests and the bench wait for: the whole core
     np.testing.assert_array_equal(view.histogram.raw.yData, counts_before)
     assert std_label.text() == std_before
+    # what is still the previous result says so: faded curves and legend, a grey spread, the note
+    hist = view.histogram
+    assert all(i.opacity() < 1 for i in (hist.raw, hist.scaled, hist.getPlotItem().legend))
+    assert not std_label.isEnabled()
+    assert view.note.text().startswith(tr("attention.compute.partial_note"))
+    assert view.sweep_panel.plot.now_line.value() == pytest.approx(math.log10(16))  # the d_k drawn
     model.query = 5  # drawn from the partial core too: the same head
     settle(qtbot)
     np.testing.assert_array_equal(view.bars.heights[0], weights[1][4])
     gated_statistics.set()
     qtbot.waitUntil(lambda: view.redraw_count > count, timeout=20000)
     assert not view.computing
+    assert all(i.opacity() == 1 for i in (hist.raw, hist.scaled, hist.getPlotItem().legend))
+    assert std_label.isEnabled() and tr("attention.compute.partial_note") not in view.note.text()
     raw = np.matmul(q, np.swapaxes(k, -1, -2))
     assert std_label.text() == f"{np.std(raw):.2f} → {np.std(raw) / 4:.2f}" != std_before
     core = model.core()

@@ -93,8 +93,9 @@ class ScoresPanel:
         self.show_statistics(r)
 
     def show_statistics(self, r: AttentionResult) -> None:
-        """The histograms (a partial core has none yet: the last ones stay until they come)."""
+        """The histograms (a partial core has none yet: the last ones stay, faded, until they come)."""
         c = r.core
+        self.histogram.set_stale(not c.statistics)
         if c.statistics:
             self.histogram.set_data(c.hist_edges, c.hist_raw, c.hist_scaled, c.std_raw, c.std_scaled)
 
@@ -127,8 +128,10 @@ class Readouts:
         how = {"sqrt_dk": f"1/√{d} = {fmt(c.scale, 4)}", "none": tr("attention.readout.scale_none"),
                "custom": f"1/T = {fmt(c.scale, 4)}"}[r.scaling]
         self.labels["attention.readout.scale"].setText(how)
-        if c.statistics:  # a partial core's spreads are still to come: the last ones stay until then
-            self.labels["attention.readout.std"].setText(f"{fmt(c.std_raw, 2)} → {fmt(c.std_scaled, 2)}")
+        std = self.labels["attention.readout.std"]
+        std.setEnabled(c.statistics)  # a partial core's spreads are still to come: the last ones stay, greyed
+        if c.statistics:
+            std.setText(f"{fmt(c.std_raw, 2)} → {fmt(c.std_scaled, 2)}")
         probs = r.steps.probs
         if np.isnan(probs).any():
             self.labels["attention.readout.row"].setText(tr("attention.row.masked"))

@@ -95,6 +95,10 @@ class HeadsGrid(QWidget):
         return shown
 
 
+#: The histogram curves' opacity while they still show the previous result.
+STALE_OPACITY = 0.35
+
+
 class HistogramPlot(Plot):
     """The entries of Q Kᵀ with and without the scale, as two step curves."""
 
@@ -112,6 +116,13 @@ class HistogramPlot(Plot):
     def theme_changed(self, theme: themes.Theme) -> None:
         self.raw.setPen(pg.mkPen(theme.secondary, width=2))
         self.scaled.setPen(pg.mkPen(theme.accent, width=2))
+
+    def set_stale(self, stale: bool) -> None:
+        """Faded while the curves are the previous result's (a partial core: its histograms are still to come)."""
+        opacity = STALE_OPACITY if stale else 1.0
+        for item in (self.raw, self.scaled, self.getPlotItem().legend):
+            if item.opacity() != opacity:
+                item.setOpacity(opacity)
 
     def set_data(self, edges, raw, scaled, std_raw: float, std_scaled: float) -> None:
         unchanged.set_curve(self.raw, edges, raw, stepMode="center")

@@ -249,8 +249,9 @@ class AttentionView(FileDrops, BaseView):
         self.sweep_panel.finished(inputs.n)
         self._draw_sweep()
 
-    def _draw_sweep(self) -> None:
-        core = self.model.last_core
+    def _draw_sweep(self, core=None) -> None:
+        """The sweep, its mark at the d_k of ``core`` (the one drawn; else the model's last)."""
+        core = self.model.last_core if core is None else core
         if core is not None:
             self.sweep_panel.show(self.model.sweep(), core.n_k, core.q.shape[2] or None)
 
@@ -367,12 +368,12 @@ class AttentionView(FileDrops, BaseView):
             if core.q.shape[2]:
                 self.sweep_panel.plot.mark(core.q.shape[2])  # the old curves stay until the new sweep lands
         else:
-            self._draw_sweep()
+            self._draw_sweep(core)
         self._show_note("\n".join(self._notes(r)))
 
     def _notes(self, r) -> list[str]:
         c = r.core
-        notes = [tr("attention.compute.note")] if self.computing else []
+        notes = [tr("attention.compute.note" if c.statistics else "attention.compute.partial_note")] if self.computing else []
         if c.note:
             notes.append(c.note)
         fr, fc = self.weights.pooling
