@@ -215,3 +215,30 @@ def test_the_histogram_sample_strides_through_every_key(shape, most):
     taken = got.astype(np.int64)  # the entries are their own flat indices
     if taken.size >= n_k:  # then every key column is in the sample
         assert set((taken % n_k).tolist()) == set(range(n_k))
+
+
+def test_flush_does_not_leave_the_job_waiting_for_a_draw(qtbot, make_view, lab, monkeypatch):
+    """flush blocks this thread on the job, so the job must not wait for the partial core's draw."""
+    from gui.views.attention import job as job_module
+
+    waited = []
+    real = job_module.core_job
+
+    def recording(request):
+        drawn = request[2]
+        result = yield from real(request)
+        waited.append(drawn.is_set())
+        return result
+
+    monkeypatch.setattr(job_module, "core_job", recording)
+    model = lab.models["attention"]
+    model.update_from_dict({"n": 512, "d_k": 4, "heads": 3, "head": 2})
+    view = make_view("attention")
+    qtbot.waitUntil(lambda: not view.compute_running, timeout=20000)
+    model.d_k = 24
+    QApplication.processEvents()
+    assert view.compute_running
+    view.flush()
+    assert waited and waited[-1]  # its event was set: it went on at once
+    q, k, v = sources.random_qkv(512, 24, 3, model.seed)
+    np.testing.assert_array_equal(view.weights.full_matrix, compute.attention(q, k, v)[0][1])

@@ -313,9 +313,11 @@ class AttentionView(FileDrops, BaseView):
         super().shutdown()
 
     def flush(self) -> None:
-        """A sweep waiting for its timer starts now, so that flush waits for it too."""
+        """A sweep waiting for its timer starts now, so that flush waits for it too; the core job
+        does not wait for its partial core to be drawn (this thread waits for the job)."""
         if self._sweep_timer.isActive():
             self.start_sweep()
+        self._partial.release()
         super().flush()
 
     # -- drawing ------------------------------------------------------------------------------------
