@@ -242,3 +242,47 @@ def test_flush_does_not_leave_the_job_waiting_for_a_draw(qtbot, make_view, lab, 
     assert waited and waited[-1]  # its event was set: it went on at once
     q, k, v = sources.random_qkv(512, 24, 3, model.seed)
     np.testing.assert_array_equal(view.weights.full_matrix, compute.attention(q, k, v)[0][1])
+
+
+def test_a_newer_change_keeps_the_partial_core_on_screen(qtbot, make_view, lab, gated_statistics):
+    """A second change while the first job's statistics run: the view keeps the first job's head
+    (newer than the last whole core) instead of going back to the whole core before it."""
+    model = lab.models["attention"]
+    model.update_from_dict({"n": 512, "d_k": 4, "heads": 3, "head": 2})
+    model.core()
+    view = make_view("attention")
+    qtbot.waitUntil(lambda: not view.compute_running and not view.computing, timeout=20000)
+
+    def weights(d_k):
+        q, k, v = sources.random_qkv(512, d_k, 3, model.seed)
+        return compute.attention(q, k, v)[0][1]
+
+    model.d_k = 16
+    qtbot.waitUntil(lambda: np.array_equal(view.weights.full_matrix, weights(16)), timeout=20000)
+    model.d_k = 40  # the d_k = 16 job waits in its histograms
+    settle(qtbot, 100)
+    assert view.computing
+    np.testing.assert_array_equal(view.weights.full_matrix, weights(16))  # not d_k = 4's again
+    assert view.note.text().startswith(tr("attention.compute.partial_note"))
+    gated_statistics.set()
+    qtbot.waitUntil(lambda: not view.computing, timeout=20000)
+    np.testing.assert_array_equal(view.weights.full_matrix, weights(40))
+    assert model.core().scores.shape == (3, 512, 512) and view.histogram.raw.opacity() == 1
+
+
+def test_cancel_draws_the_last_whole_core_again(qtbot, make_view, lab, gated_statistics):
+    model = lab.models["attention"]
+    model.update_from_dict({"n": 512, "d_k": 4, "heads": 3, "head": 2})
+    model.core()
+    view = make_view("attention")
+    qtbot.waitUntil(lambda: not view.compute_running and not view.computing, timeout=20000)
+    before = view.weights.full_matrix.copy()
+    model.d_k = 16
+    qtbot.waitUntil(lambda: not np.array_equal(view.weights.full_matrix, before), timeout=20000)
+    view.cancel_compute()
+    gated_statistics.set()
+    qtbot.waitUntil(lambda: not view.compute_running, timeout=20000)
+    settle(qtbot)
+    assert model.d_k == 4 and not view.computing
+    np.testing.assert_array_equal(view.weights.full_matrix, before)
+    assert view.histogram.raw.opacity() == 1 and view.readouts["attention.readout.std"].isEnabled()

@@ -290,11 +290,11 @@ def core_steps(inp: CoreInputs, *, head: int | None = None, partial: bool = Fals
     head's slices (the batched call's bits: each leading index is its own product); each head's
     weights and output are ``attention_parts`` of its slices with its product (:class:`HeadParts`),
     which are ``compute.attention``'s bit for bit.  ``head`` (0-based) goes first, and its weights
-    and output are computed too.  With ``partial`` (and ``head``), one step yields ``(fraction,
-    core)``: a core whose ``head`` is complete but whose other heads' scores are not yet computed (their
-    entries are undefined: only ``head`` may be read) and
-    whose histograms and spreads are still to come (``statistics`` False), so a view can draw the
-    shown head before the rest is done; the returned core shares its arrays and heads.
+    and output are computed too.  With ``partial`` (and ``head``), the first step yields
+    ``(fraction, core)``: a core whose ``head`` is complete, whose other heads' scores are not
+    computed yet (undefined entries: only ``head`` may be read) and whose histograms and spreads
+    are still to come (``statistics`` False), so a view can draw the shown head before the rest;
+    the returned core shares its arrays and heads.
     """
     if inp.real:
         from gui.model.attention.real import model_core
@@ -342,17 +342,18 @@ def core_steps(inp: CoreInputs, *, head: int | None = None, partial: bool = Fals
     common = dict(q_labels=q_labels, k_labels=k_labels, q=q, k=k, v=v, scale=float(factor), raw=raw,
                   scores=scores, parts=parts, allowed=allowed, empty_rows=empty, note=note,
                   memory=int(compute.attention_memory(n_q, n_k, q.shape[2], v.shape[2], heads=h)))
+    if shown is not None:
+        parts.head(shown)
     steps = h + 2  # each head's product, the histograms, the spreads
     for done, i in enumerate(order):
         if done:
             head_scores(i, out=(raw[i:i + 1], scores[i:i + 1]))
-        elif shown is not None:
-            parts.head(shown)
-            if partial:
-                yield (done + 1) / steps, AttentionCore(**common, hist_edges=None, hist_raw=None, hist_scaled=None,
-                                                        std_raw=math.nan, std_scaled=math.nan, statistics=False)
-                continue
-        yield (done + 1) / steps
+        fraction = (done + 1) / steps
+        if not done and partial and shown is not None:
+            yield fraction, AttentionCore(**common, hist_edges=None, hist_raw=None, hist_scaled=None,
+                                          std_raw=math.nan, std_scaled=math.nan, statistics=False)
+        else:
+            yield fraction
     sample_raw, sample_scaled = strided_sample(raw, HIST_SAMPLE), strided_sample(scores, HIST_SAMPLE)
     edges, counts_raw, counts_scaled = sample_histograms(sample_raw, sample_scaled)
     yield (h + 1) / steps

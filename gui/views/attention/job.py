@@ -71,11 +71,9 @@ class PartialCores:
     def forget(self) -> None:
         self._shown = None
 
-    def to_draw(self, key, head: int):
-        """The partial core for ``key`` when the head shown is its head (only that head may be
-        read), else None; a stale job's is dropped."""
-        if self._shown is not None and self._shown[0].key != key:
-            self._shown = None
+    def to_draw(self, head: int):
+        """The newest partial core when ``head`` (the head shown) is its head (only that head may
+        be read), else None.  It stays until :meth:`forget` (a whole core is drawn)."""
         if self._shown is not None and self._shown[1] == head:
             return self._shown[2]
         return None

@@ -262,16 +262,18 @@ class AttentionView(FileDrops, BaseView):
         return self.core_job.running
 
     def _core_to_draw(self):
-        """The current core (cached, or computed here when small or when flushing), else the last
-        one while the job computes the current one (``self.computing``)."""
+        """The current core (cached, or computed here when small or when flushing), else, while the
+        job computes the current one (``self.computing``), the newest partial core when it shows the
+        head shown (a superseded job's too: it is newer than the last whole core), or the last one."""
         m = self.model
         inputs = m.pending_core()
         if inputs is None or self.synchronous:
             self.computing = False
+            self._partial.forget()
             return m.core()  # MemoryError when the inputs are refused
         self.computing = True
         self.core_job.request(inputs.key, (inputs, m.head, self._partial.event_for(inputs.key)))
-        partial = self._partial.to_draw(inputs.key, m.head)
+        partial = self._partial.to_draw(m.head)
         return m.last_core if partial is None else partial
 
     def _core_partial(self, _key, value) -> None:
@@ -352,7 +354,7 @@ class AttentionView(FileDrops, BaseView):
         self.weights_panel.auto_levels = self.row_panel.auto_levels = auto
         drawn = (id(core.parts), m.head, m.query, auto, themes.current())  # a partial core and its whole share parts
         if self.computing and drawn == self._drawn:  # nothing new to draw until the job lands
-            self._show_note(tr("attention.compute.note"))
+            self._show_note(tr("attention.compute.partial_note" if self._drawn_partial else "attention.compute.note"))
             return
         completing = drawn == self._drawn and self._drawn_partial and core.statistics
         self._drawn, self._drawn_partial = drawn, not core.statistics
