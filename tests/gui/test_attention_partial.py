@@ -140,6 +140,16 @@ def settle(qtbot, ms: int = 30) -> None:
     qtbot.wait(ms)
 
 
+def _open_large(qtbot, make_view, lab):
+    """The Attention view at n = 512, 3 heads, head 2 shown, its first core drawn (d_k = 4)."""
+    model = lab.models["attention"]
+    model.update_from_dict({"n": 512, "d_k": 4, "heads": 3, "head": 2})
+    model.core()
+    view = make_view("attention")
+    qtbot.waitUntil(lambda: not view.compute_running and not view.computing, timeout=20000)
+    return model, view
+
+
 @pytest.fixture
 def gated_statistics(monkeypatch):
     """The job's histograms wait for the gate (in the worker only)."""
@@ -156,11 +166,7 @@ def gated_statistics(monkeypatch):
 
 
 def test_the_view_draws_the_shown_head_before_the_statistics(qtbot, make_view, lab, gated_statistics):
-    model = lab.models["attention"]
-    model.update_from_dict({"n": 512, "d_k": 4, "heads": 3, "head": 2})
-    model.core()
-    view = make_view("attention")
-    qtbot.waitUntil(lambda: not view.compute_running and not view.computing, timeout=20000)
+    model, view = _open_large(qtbot, make_view, lab)
     settle(qtbot)
     counts_before = view.histogram.raw.yData.copy()
     std_label = view.readouts["attention.readout.std"]
@@ -231,10 +237,7 @@ def test_flush_does_not_leave_the_job_waiting_for_a_draw(qtbot, make_view, lab, 
         return result
 
     monkeypatch.setattr(job_module, "core_job", recording)
-    model = lab.models["attention"]
-    model.update_from_dict({"n": 512, "d_k": 4, "heads": 3, "head": 2})
-    view = make_view("attention")
-    qtbot.waitUntil(lambda: not view.compute_running, timeout=20000)
+    model, view = _open_large(qtbot, make_view, lab)
     model.d_k = 24
     QApplication.processEvents()
     assert view.compute_running
@@ -247,11 +250,7 @@ def test_flush_does_not_leave_the_job_waiting_for_a_draw(qtbot, make_view, lab, 
 def test_a_newer_change_keeps_the_partial_core_on_screen(qtbot, make_view, lab, gated_statistics):
     """A second change while the first job's statistics run: the view keeps the first job's head
     (newer than the last whole core) instead of going back to the whole core before it."""
-    model = lab.models["attention"]
-    model.update_from_dict({"n": 512, "d_k": 4, "heads": 3, "head": 2})
-    model.core()
-    view = make_view("attention")
-    qtbot.waitUntil(lambda: not view.compute_running and not view.computing, timeout=20000)
+    model, view = _open_large(qtbot, make_view, lab)
 
     def weights(d_k):
         q, k, v = sources.random_qkv(512, d_k, 3, model.seed)
@@ -271,11 +270,7 @@ def test_a_newer_change_keeps_the_partial_core_on_screen(qtbot, make_view, lab, 
 
 
 def test_cancel_draws_the_last_whole_core_again(qtbot, make_view, lab, gated_statistics):
-    model = lab.models["attention"]
-    model.update_from_dict({"n": 512, "d_k": 4, "heads": 3, "head": 2})
-    model.core()
-    view = make_view("attention")
-    qtbot.waitUntil(lambda: not view.compute_running and not view.computing, timeout=20000)
+    model, view = _open_large(qtbot, make_view, lab)
     before = view.weights.full_matrix.copy()
     model.d_k = 16
     qtbot.waitUntil(lambda: not np.array_equal(view.weights.full_matrix, before), timeout=20000)
