@@ -146,7 +146,7 @@ def strided_sample(a: np.ndarray, most: int) -> np.ndarray:
     keys would see keys 0, 8, 16, ... only)."""
     flat = a.reshape(-1)
     stride = max(1, flat.size // max(most, 1))
-    if stride > 1 and a.ndim:
+    if stride > 1:  # then a has at least two entries, so an axis
         while math.gcd(stride, a.shape[-1]) != 1:
             stride += 1
     return flat[::stride]

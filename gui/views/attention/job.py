@@ -44,7 +44,7 @@ class PartialCores:
     """The running job's partial core, and the event the newest job waits on after it."""
 
     def __init__(self) -> None:
-        self._shown: tuple | None = None  # (inputs, head, core)
+        self._shown: tuple | None = None  # (head, core)
         self._waiting: tuple | None = None  # (key, threading.Event)
 
     def event_for(self, key) -> threading.Event:
@@ -64,8 +64,8 @@ class PartialCores:
 
     def arrived(self, value) -> threading.Event:
         """Keep the partial core the job yielded; returns the event to set once it is drawn."""
-        inputs, head, core, drawn = value
-        self._shown = (inputs, head, core)
+        _inputs, head, core, drawn = value
+        self._shown = (head, core)
         return drawn
 
     def forget(self) -> None:
@@ -74,6 +74,6 @@ class PartialCores:
     def to_draw(self, head: int):
         """The newest partial core when ``head`` (the head shown) is its head (only that head may
         be read), else None.  It stays until :meth:`forget` (a whole core is drawn)."""
-        if self._shown is not None and self._shown[1] == head:
-            return self._shown[2]
+        if self._shown is not None and self._shown[0] == head:
+            return self._shown[1]
         return None
