@@ -87,15 +87,9 @@ def _own_name(prefix: str, target: Path) -> Path:
     return target.with_name(f"{prefix}{os.getpid()}-{secrets.token_hex(4)}-{target.name}")
 
 
-def temp_path_for(target: Path) -> Path:
-    """A fresh temporary beside ``target``, ending in its name (writers pick the format from the suffix)."""
-    import tempfile
-
-    fd, name = tempfile.mkstemp(prefix=f"{TMP_PREFIX}{os.getpid()}-", suffix=f"-{target.name}",
-                                dir=target.parent)
-    os.close(fd)
-    os.chmod(name, 0o666 & ~_umask())  # mkstemp makes 0600; exports are ordinary files
-    return Path(name)
+def _create(tmp: Path) -> None:
+    """Make the empty temporary ``tmp`` (its name is new: fails if it exists), with the umask's mode."""
+    os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
 
 
 def _alive(pid: int) -> bool:
@@ -235,8 +229,9 @@ def write_set(jobs: Iterable[tuple[Path, Callable[[Path], None]]], *, overwrite:
             staged: list[tuple[Path, Path]] = []
             try:
                 for target, writer in jobs:
-                    tmp = temp_path_for(target)
-                    staged.append((tmp, target))
+                    tmp = _own_name(TMP_PREFIX, target)  # writers pick the format from its suffix
+                    staged.append((tmp, target))  # before it exists: an interrupt from here on removes it
+                    _create(tmp)
                     writer(tmp)
                     if not tmp.exists() or tmp.stat().st_size == 0:
                         raise OSError(tr("export.empty_file", name=target.name))

@@ -118,12 +118,12 @@ def test_read_only_folder_reports_and_writes_nothing(qtbot, window, tmp_path, mo
     folder.mkdir()
     folder.chmod(0o555)
     if os.geteuid() == 0:  # root writes anywhere: make the folder refuse as it would for a user
-        import tempfile
+        from gui.export import atomic
 
-        def refuse(*args, dir=None, **kwargs):
-            raise PermissionError(13, "Permission denied", str(dir))
+        def refuse(tmp):  # making the first temporary in the folder
+            raise PermissionError(13, "Permission denied", str(tmp.parent))
 
-        monkeypatch.setattr(tempfile, "mkstemp", refuse)
+        monkeypatch.setattr(atomic, "_create", refuse)
     errors = []
     monkeypatch.setattr(window, "report_error", lambda title, text: errors.append(text))
     try:

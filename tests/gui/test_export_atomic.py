@@ -274,3 +274,18 @@ def test_headless_export_killed_or_terminated_leaves_nothing_behind(tmp_path):
     result = run_main("export", "--view", "temperature", "--out", str(out), "--arrays-only")
     assert result.returncode == 0, result.stderr
     assert own_leftovers(out) == []
+
+
+def test_an_interrupt_while_a_temporary_is_made_leaves_nothing(tmp_path, monkeypatch):
+    """SIGTERM (raised as an exception) can land just after the temporary exists and before the
+    export knows its name: it is staged first, so the clean-up finds it (a CI run once found one left)."""
+    real = atomic._create
+
+    def interrupted(tmp):
+        real(tmp)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(atomic, "_create", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        atomic.write_set([(tmp_path / "a.csv", lambda p: p.write_text("1"))], overwrite=False)
+    assert list(tmp_path.iterdir()) == []
